@@ -1,0 +1,164 @@
+"""Markdown to safe HTML: CommonMark, tables, footnotes, MathML and Pygments.
+
+Everything a card author writes goes through :func:`sanitize` last, with an
+allow-list of tags and attributes, so no script, event handler,
+``javascript:`` URL or htmx attribute survives, even from inside a formula
+(latex2mathml copies ``\\text{...}`` into the output unescaped).
+"""
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import nh3
+from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.footnote import footnote_plugin
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import get_lexer_by_name
+from pygments.util import ClassNotFound
+
+from app.formula import FormulaError, to_mathml
+
+CARD_LINK_SCHEME = "card:"
+CARD_URL_TEMPLATE = "/cards/{}"
+
+_MATH_TAGS = {
+    "math", "semantics", "annotation", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace",
+    "msqrt", "mroot", "mfrac", "msup", "msub", "msubsup", "munder", "mover", "munderover",
+    "mtable", "mtr", "mtd", "mstyle", "mpadded", "mphantom", "menclose", "merror",
+}  # fmt: skip
+_HTML_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt",
+    "em", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "mark", "ol", "p", "pre", "q", "s",
+    "section", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td",
+    "tfoot", "th", "thead", "tr", "u", "ul",
+}  # fmt: skip
+_MATH_ATTRIBUTES = {
+    "display", "mathvariant", "stretchy", "fence", "separator", "lspace", "rspace", "width",
+    "height", "depth", "columnalign", "rowalign", "columnspacing", "rowspacing", "accent",
+    "accentunder", "movablelimits", "largeop", "symmetric", "minsize", "maxsize", "form",
+    "scriptlevel", "displaystyle", "notation", "linethickness", "encoding",
+}  # fmt: skip
+_ATTRIBUTES: dict[str, set[str]] = {
+    "*": {"class", "id", "title", "style", "aria-label"},
+    "a": {"href"},
+    "img": {"src", "alt", "width", "height"},
+    "td": {"colspan", "rowspan"},
+    "th": {"colspan", "rowspan", "scope"},
+    "ol": {"start"},
+    **{tag: set(_MATH_ATTRIBUTES) for tag in _MATH_TAGS},
+}
+# ids only for footnote anchors, so card text cannot clobber the page's own ids;
+# style only for the column alignment markdown-it writes for tables.
+_FOOTNOTE_ID = re.compile(r"^fn(ref)?\d+(:\d+)?$")
+_TABLE_ALIGN = re.compile(r"^text-align:(left|right|center)$")
+_CLASS = re.compile(r"^[\w\- ]{1,200}$")
+
+
+def _attribute_filter(tag: str, attribute: str, value: str) -> str | None:
+    if attribute == "id":
+        return value if _FOOTNOTE_ID.match(value) else None
+    if attribute == "style":
+        return value if tag in {"td", "th"} and _TABLE_ALIGN.match(value) else None
+    if attribute == "class":
+        return value if _CLASS.match(value) else None
+    return value
+
+
+def sanitize(html: str) -> str:
+    """Keep only allow-listed tags, attributes and URL schemes.
+
+    >>> sanitize('<a href="javascript:alert(1)" onclick="x()" hx-get="/x">hi</a>')
+    '<a rel="noopener noreferrer">hi</a>'
+    """
+    return nh3.clean(
+        html,
+        tags=_HTML_TAGS | _MATH_TAGS,
+        attributes=_ATTRIBUTES,
+        attribute_filter=_attribute_filter,
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer",
+        strip_comments=True,
+    )
+
+
+_FORMATTER = HtmlFormatter(nowrap=True)
+
+
+def _highlight(code: str, lang: str, _attrs: str) -> str:
+    if not lang:
+        return ""
+    try:
+        lexer = get_lexer_by_name(lang)
+    except ClassNotFound:
+        return ""
+    return highlight(code, lexer, _FORMATTER)
+
+
+def _render_math(display: bool) -> Callable[..., str]:
+    def render(
+        _self: RendererHTML, tokens: Sequence[Token], idx: int, _opts: OptionsDict, _env: EnvType
+    ) -> str:
+        try:
+            mathml = to_mathml(tokens[idx].content, display=display)
+        except FormulaError as exc:
+            # Only reached for cards that also fail the check; keep the page readable.
+            return f'<code class="math-error">{_escape(str(exc))}</code>'
+        return f'<div class="math-display">{mathml}</div>' if display else mathml
+
+    return render
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _render_link_open(
+    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    token = tokens[idx]
+    href = str(token.attrGet("href") or "")
+    if href.startswith(CARD_LINK_SCHEME):
+        token.attrSet("href", CARD_URL_TEMPLATE.format(href.removeprefix(CARD_LINK_SCHEME)))
+    return self.renderToken(tokens, idx, options, env)
+
+
+def build_markdown() -> MarkdownIt:
+    """The one Markdown configuration that cards are parsed and rendered with."""
+    md = (
+        MarkdownIt("commonmark", {"html": True, "highlight": _highlight})
+        .enable("table")
+        .enable("strikethrough")
+        .use(footnote_plugin)
+        .use(dollarmath_plugin, allow_space=True, allow_digits=False, double_inline=True)
+    )
+    md.add_render_rule("math_inline", _render_math(display=False))
+    md.add_render_rule("math_inline_double", _render_math(display=True))
+    md.add_render_rule("math_block", _render_math(display=True))
+    md.add_render_rule("link_open", _render_link_open)
+    return md
+
+
+MARKDOWN = build_markdown()
+
+
+def render_tokens(tokens: Sequence[Token], env: dict[str, Any]) -> str:
+    """Render block tokens from :data:`MARKDOWN` to sanitised HTML."""
+    return sanitize(MARKDOWN.renderer.render(tokens, MARKDOWN.options, env))
+
+
+def render_inline(text: str) -> str:
+    """Render one line of Markdown (a question, a title) without a ``<p>``."""
+    return sanitize(MARKDOWN.renderInline(text))
+
+
+def plain_text(text: str) -> str:
+    """A rough plain-text form of inline Markdown, for search and page titles."""
+    text = re.sub(r"\$+([^$]*)\$+", r"\1", text)
+    text = re.sub(r"\\(?:sqrt|frac|text|mathrm|operatorname)\b", "", text)
+    return re.sub(r"[`*_{}\\]", "", text).strip()

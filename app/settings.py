@@ -1,0 +1,66 @@
+"""Every setting Quizlab reads, in one place.
+
+Each field is read from an environment variable with the ``QUIZLAB_`` prefix
+(``content_dir`` from ``QUIZLAB_CONTENT_DIR``, and so on). The defaults are the
+embedded ones: bundled content, a SQLite file under ``./data`` and a local
+worker started by ``quizlab serve``.
+"""
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="QUIZLAB_", extra="ignore")
+
+    content_dir: Path = Field(
+        default=PROJECT_ROOT / "content",
+        description="Folder of card files, one `<deck>/<slug>.md` per card.",
+    )
+    data_dir: Path = Field(
+        default=Path("data"),
+        description="Folder for the SQLite database and other state.",
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL of the database; empty means a SQLite file in data_dir.",
+    )
+    worker_url: str | None = Field(
+        default=None,
+        description="Base URL of the demo worker; empty means `serve` starts a local one.",
+    )
+    worker_device: str = Field(
+        default="auto",
+        pattern="^(auto|cpu|cuda)$",
+        description="Where the worker runs demos: auto (CUDA when present), cpu or cuda.",
+    )
+    worker_timeout: float = Field(
+        default=10.0,
+        gt=0,
+        description="Seconds the web server waits for one demo result from the worker.",
+    )
+    reload_content: bool = Field(
+        default=False,
+        description="Re-read edited card files while the server runs (on for `quizlab serve`).",
+    )
+    reload_interval: float = Field(
+        default=0.5,
+        gt=0,
+        description="Seconds between checks for edited card files when reloading is on.",
+    )
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'quizlab.sqlite3').resolve()}"
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()
