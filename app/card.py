@@ -412,11 +412,14 @@ def parse_card(text: str, path: str) -> ParseResult:
         )
 
     seen: dict[str, int] = {}
+    suggested: set[str] = set()
     for section in sections:
         if section.name not in SECTIONS:
             hint = next(
                 (name for name in SECTIONS if name.casefold() == section.name.casefold()), None
             )
+            if hint:
+                suggested.add(hint)
             expected = (
                 f"did you mean '{hint}'?" if hint else f"expected one of: {', '.join(SECTIONS)}"
             )
@@ -437,13 +440,17 @@ def parse_card(text: str, path: str) -> ParseResult:
         if not section.entries and not _has_text(section.tokens):
             problems.append(Problem(path, section.line, f"section '{section.name}' is empty"))
     for name in REQUIRED_SECTIONS:
-        if name not in seen:
+        # A misspelt heading already says which name it should have.
+        if name not in seen and name not in suggested:
             problems.append(Problem(path, body_start + 1, f"missing required section '## {name}'"))
     by_name = {s.name: s for s in sections if s.name in SECTIONS}
 
-    follow_ups = _entries(by_name.get("Follow-ups"), "follow-up", path, problems, env)
-    red_flags = _entries(by_name.get("Red flags"), "red flag", path, problems, env)
-    flag_keys = {entry[0] for entry in red_flags}
+    follow_ups = _entries(by_name.get("Follow-ups"), "follow-up", path, problems)
+    red_flags = _entries(by_name.get("Red flags"), "red flag", path, problems)
+    # Every key written counts, so a red flag missing its body is reported once.
+    flag_keys = (
+        {e.key for e in by_name["Red flags"].entries if e.key} if "Red flags" in by_name else set()
+    )
     multiple_choice = _multiple_choice(
         by_name.get("Multiple choice"), flag_keys, path, problems, line_of, env
     )
@@ -504,7 +511,7 @@ def parse_card(text: str, path: str) -> ParseResult:
 
 
 def _entries(
-    section: _RawSection | None, kind: str, path: str, problems: list[Problem], env: dict[str, Any]
+    section: _RawSection | None, kind: str, path: str, problems: list[Problem]
 ) -> list[tuple[str, str, list[Token], int]]:
     if section is None:
         return []

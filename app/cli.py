@@ -21,9 +21,9 @@ EXIT_USAGE = 2
 
 @cli.command()
 def serve(
-    host: Annotated[str, typer.Option(help="Address to listen on; 0.0.0.0 for every interface.")] = (
-        "127.0.0.1"
-    ),
+    host: Annotated[
+        str, typer.Option(help="Address to listen on; 0.0.0.0 for every interface.")
+    ] = ("127.0.0.1"),
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     reload_content: Annotated[
         bool,

@@ -1,0 +1,66 @@
+"""Build the web app: settings, content library, routes, static files."""
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+from fastapi.middleware.gzip import GZipMiddleware
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.errors import http_exception_handler
+from app.library import Library
+from app.routes import cards, decks, home
+from app.settings import Settings, get_settings
+from app.staticfiles import CachedStaticFiles
+from app.templating import STATIC_DIR
+
+logger = logging.getLogger(__name__)
+
+
+async def _watch_content(library: Library, interval: float) -> None:
+    """Re-read card files when they change; stat calls run off the event loop."""
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            if await asyncio.to_thread(library.changed):
+                snapshot = await asyncio.to_thread(library.load)
+                logger.info("content reloaded: %d cards", len(snapshot.cards))
+                for problem in snapshot.all_problems():
+                    logger.warning("%s", problem)
+        except Exception:  # keep watching after an unexpected error; it is logged
+            logger.exception("content reload failed")
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        library = Library(settings.content_dir)
+        snapshot = await asyncio.to_thread(library.load)
+        logger.info("loaded %d cards from %s", len(snapshot.cards), settings.content_dir)
+        for problem in snapshot.all_problems():
+            logger.warning("%s", problem)
+        app.state.library = library
+        watcher = None
+        if settings.reload_content:
+            watcher = asyncio.create_task(_watch_content(library, settings.reload_interval))
+        try:
+            yield
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
+
+    app = FastAPI(title="Quizlab", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.settings = settings
+    app.add_middleware(GZipMiddleware, minimum_size=500)
+    app.add_exception_handler(StarletteHTTPException, http_exception_handler)
+    app.mount("/static", CachedStaticFiles(directory=STATIC_DIR), name="static")
+    app.include_router(home.router)
+    app.include_router(decks.router)
+    app.include_router(cards.router)
+    return app

@@ -1,0 +1,75 @@
+"""The card page: practise a question, reveal, answer the multiple choice."""
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Form, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse
+
+from app.card import Card
+from app.library import Snapshot
+from app.routes.deps import CardDep, HtmxDep, SnapshotDep
+from app.templating import templates
+
+router = APIRouter()
+
+MAX_ANSWER_LENGTH = 20_000
+
+
+def _context(card: Card, snapshot: Snapshot, **extra: object) -> dict[str, object]:
+    return {
+        "card": card,
+        "problems": snapshot.problems.get(card.path, []),
+        "view": "practice",
+        "revealed": False,
+        "typed_answer": "",
+        "choice_result": None,
+        **extra,
+    }
+
+
+@router.get("/cards/{card_id}", response_class=HTMLResponse, name="card")
+async def card_page(
+    request: Request,
+    card: CardDep,
+    snapshot: SnapshotDep,
+    view: Annotated[Literal["practice", "scan"], Query()] = "practice",
+) -> HTMLResponse:
+    return templates.TemplateResponse(request, "card.html", _context(card, snapshot, view=view))
+
+
+@router.post("/cards/{card_id}/reveal", response_class=HTMLResponse, name="reveal")
+async def reveal(
+    request: Request,
+    card: CardDep,
+    snapshot: SnapshotDep,
+    htmx: HtmxDep,
+    answer: Annotated[str, Form(max_length=MAX_ANSWER_LENGTH)] = "",
+) -> HTMLResponse:
+    context = _context(card, snapshot, revealed=True, typed_answer=answer)
+    template = "_practice.html" if htmx else "card.html"
+    return templates.TemplateResponse(request, template, context)
+
+
+@router.post("/cards/{card_id}/choice", response_class=HTMLResponse, name="choice")
+async def choose(
+    request: Request,
+    card: CardDep,
+    snapshot: SnapshotDep,
+    htmx: HtmxDep,
+    choice: Annotated[str, Form(max_length=8)] = "",
+) -> HTMLResponse:
+    quiz = card.multiple_choice
+    if quiz is None:
+        raise HTTPException(404, "This card has no multiple-choice question.")
+    picked = quiz.choice(choice)
+    if picked is None:
+        keys = ", ".join(c.key for c in quiz.choices)
+        raise HTTPException(422, f"Pick one of the options ({keys}) before checking.")
+    result = {
+        "choice": picked,
+        "correct": picked.correct,
+        "red_flag": card.red_flag(picked.flag) if picked.flag else None,
+    }
+    context = _context(card, snapshot, choice_result=result)
+    template = "_choice_result.html" if htmx else "card.html"
+    return templates.TemplateResponse(request, template, context)

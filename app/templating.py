@@ -1,0 +1,45 @@
+"""The one Jinja environment: autoescaped templates, static URLs with content hashes."""
+
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from fastapi.templating import Jinja2Templates
+from jinja2 import pass_context
+
+from app.card import QUICK_SCAN_SECTIONS, SECTIONS
+from app.settings import PROJECT_ROOT
+
+STATIC_DIR = PROJECT_ROOT / "static"
+TEMPLATES_DIR = PROJECT_ROOT / "templates"
+
+
+@lru_cache(maxsize=256)
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
+@pass_context
+def static_url(context: dict[str, Any], name: str) -> str:
+    """URL of a static file with its content hash, so it can be cached for a year."""
+    root = context["request"].scope.get("root_path", "")
+    return f"{root}/static/{name}?v={_digest(STATIC_DIR / name)}"
+
+
+@pass_context
+def path_for(context: dict[str, Any], name: str, /, **params: Any) -> str:
+    """Root-relative URL of a route, so links survive a proxy that changes scheme or host."""
+    request = context["request"]
+    root = request.scope.get("root_path", "")
+    return f"{root}{request.app.url_path_for(name, **params)}"
+
+
+# Jinja2Templates turns autoescape on for .html files; keep it that way.
+templates = Jinja2Templates(directory=TEMPLATES_DIR)
+templates.env.globals["static_url"] = static_url
+templates.env.globals["path_for"] = path_for
+templates.env.trim_blocks = True
+templates.env.lstrip_blocks = True
+templates.env.globals["SECTIONS"] = SECTIONS
+templates.env.globals["QUICK_SCAN_SECTIONS"] = QUICK_SCAN_SECTIONS

@@ -1,0 +1,32 @@
+// Quizlab's own script: keyboard shortcuts and focus after htmx swaps.
+// Everything here is an enhancement: every form also works without it.
+(function () {
+  "use strict";
+
+  function typing(target) {
+    if (!target || !target.tagName) return false;
+    var tag = target.tagName.toLowerCase();
+    return tag === "input" || tag === "textarea" || tag === "select" ||
+      tag === "button" || tag === "summary" || tag === "a" || target.isContentEditable;
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (typing(event.target)) return;
+    var shortcut = document.querySelector("[data-shortcut='" + (event.key === " " ? "Space" : event.key) + "']");
+    if (shortcut && !shortcut.disabled) {
+      event.preventDefault();
+      shortcut.click();
+    }
+  });
+
+  // After a swap, move focus to the new content so keyboard and screen-reader
+  // users continue from there instead of from a node that no longer exists.
+  document.addEventListener("htmx:afterSettle", function () {
+    var focus = document.querySelector("[data-autofocus]:not([data-focused])");
+    if (focus) {
+      focus.setAttribute("data-focused", "");
+      focus.focus();
+    }
+  });
+})();
