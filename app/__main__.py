@@ -1,0 +1,5 @@
+"""`python -m app` is the `quizlab` command."""
+
+from app.cli import main
+
+main()

@@ -1,0 +1,46 @@
+"""The `quizlab` command line, run as a user runs it."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.cardtext import OTHER_CARD, line_of
+
+
+def quizlab(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+
+
+def test_check_clean_content_exits_0(content_dir: Path) -> None:
+    result = quizlab("check", str(content_dir))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout == ""
+    assert "2 card file(s) checked, no problems" in result.stderr
+
+
+def test_check_prints_path_line_message_and_exits_1(content_dir: Path) -> None:
+    broken = content_dir / "testdeck" / "other.md"
+    text = OTHER_CARD.replace("Positive and smooth.\n", "")
+    broken.write_text(text)
+    result = quizlab("check", str(broken), cwd=content_dir.parent)
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        f"content/testdeck/other.md:{line_of(text, '### Why exp?')}: follow-up 'Why exp?' has no body: write its approach"
+    ]
+
+
+def test_check_usage_error_exits_2(tmp_path: Path) -> None:
+    result = quizlab("check", str(tmp_path / "missing"))
+    assert result.returncode == 2
+    assert "no such file or folder" in result.stderr
+
+
+def test_help_texts_explain_each_option() -> None:
+    serve = quizlab("serve", "--help").stdout
+    for option in ("--host", "--port", "--reload-content"):
+        assert option in serve
+    assert "Address to listen on" in serve
+    check = quizlab("check", "--help").stdout
+    assert "Exit status: 0" in check

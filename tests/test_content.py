@@ -1,0 +1,22 @@
+"""The bundled content: every card passes the check, so CI enforces it."""
+
+from app.library import Library, card_files
+from app.settings import PROJECT_ROOT
+
+CONTENT = PROJECT_ROOT / "content"
+
+
+def test_every_bundled_card_passes_the_check() -> None:
+    snapshot = Library(CONTENT).load()
+    assert [str(p) for p in snapshot.all_problems()] == []
+    assert len(snapshot.cards) == len(card_files([CONTENT]))
+
+
+def test_first_card_is_complete() -> None:
+    card = Library(CONTENT).load().cards["attention-scaling-factor"]
+    assert len(card.sections) == 10  # every section but Multiple choice, which is separate
+    assert len(card.follow_ups) >= 3
+    assert len(card.red_flags) >= 4
+    assert card.sources
+    quiz = card.multiple_choice
+    assert quiz is not None and len(quiz.choices) == 5

@@ -1,0 +1,111 @@
+"""Loading a content tree: cross-file checks, last good versions, reloading while serving."""
+
+import logging
+import time
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from fastapi.testclient import TestClient
+
+from app.library import Library, check_paths, display_path
+from app.main import create_app
+from app.settings import Settings
+from tests.cardtext import GOOD_CARD, OTHER_CARD, line_of
+
+
+def test_loads_every_card(content_dir: Path) -> None:
+    snapshot = Library(content_dir).load()
+    assert sorted(snapshot.cards) == ["test-other", "test-scaling"]
+    assert snapshot.all_problems() == []
+    assert [deck.name for deck in snapshot.decks] == ["testdeck"]
+
+
+def test_duplicate_id_across_files(content_dir: Path) -> None:
+    copy = content_dir / "testdeck" / "zz-copy.md"
+    copy.write_text(GOOD_CARD)
+    problems = [str(p) for p in Library(content_dir).load().all_problems()]
+    first = display_path(content_dir / "testdeck" / "scaling.md")
+    assert problems == [f"{display_path(copy)}:2: duplicate id 'test-scaling' (also in {first}:2)"]
+
+
+def test_link_to_missing_card(content_dir: Path) -> None:
+    (content_dir / "testdeck" / "other.md").unlink()
+    snapshot = Library(content_dir).load()
+    path = display_path(content_dir / "testdeck" / "scaling.md")
+    line = line_of(GOOD_CARD, "card:test-other")
+    assert [str(p) for p in snapshot.all_problems()] == [
+        f"{path}:{line}: link to card 'test-other', which does not exist"
+    ]
+
+
+def test_broken_edit_keeps_the_last_good_version(content_dir: Path) -> None:
+    library = Library(content_dir)
+    library.load()
+    card_file = content_dir / "testdeck" / "other.md"
+    card_file.write_text(OTHER_CARD.replace("## TL;DR", "## TLDR"))
+    snapshot = library.load()
+    assert snapshot.cards["test-other"].sections["TL;DR"].html  # still served
+    assert [p.message for p in snapshot.problems[display_path(card_file)]] == [
+        "unknown section 'TLDR': expected one of: Answer, TL;DR, Analogy, Deep dive, "
+        "When it doesn't apply, Quick scan, Side by side, Real-world examples, Follow-ups, "
+        "Red flags, Multiple choice",
+        "missing required section '## TL;DR'",
+    ]
+
+
+def test_removed_file_disappears(content_dir: Path) -> None:
+    library = Library(content_dir)
+    library.load()
+    (content_dir / "testdeck" / "other.md").unlink()
+    (content_dir / "testdeck" / "scaling.md").write_text(GOOD_CARD.replace("card:test-other", "card:test-scaling"))
+    assert library.changed()
+    assert sorted(library.load().cards) == ["test-scaling"]
+    assert not library.changed()
+
+
+def test_check_paths_reports_only_the_requested_files(content_dir: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "drafts" / "testdeck" / "draft.md"
+    outside.parent.mkdir(parents=True)
+    outside.write_text(OTHER_CARD)  # same id as a card in content/
+    problems = check_paths([outside], content_dir)
+    assert [p.message for p in problems] == [
+        f"duplicate id 'test-other' (also in {display_path(content_dir / 'testdeck' / 'other.md')}:2)"
+    ]
+
+
+def test_server_loads_good_cards_and_logs_the_others(
+    settings: Settings, content_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (content_dir / "testdeck" / "broken.md").write_text("no front matter\n")
+    with caplog.at_level(logging.WARNING), TestClient(create_app(settings)) as client:
+        assert client.get("/cards/test-other").status_code == 200
+    assert any(
+        "broken.md:1: missing front matter: the file must start with '---'" in r.getMessage()
+        for r in caplog.records
+    )
+
+
+def test_edits_are_served_within_a_second(tmp_path: Path, content_dir: Path) -> None:
+    settings = Settings(content_dir=content_dir, data_dir=tmp_path / "data", reload_content=True, reload_interval=0.2)
+    card_file = content_dir / "testdeck" / "other.md"
+    with TestClient(create_app(settings)) as client:
+        card_file.write_text(OTHER_CARD.replace("Positive and smooth.", "Always positive, and smooth."))
+        deadline = time.monotonic() + 1.0
+        while "Always positive" not in client.post("/cards/test-other/reveal").text:
+            assert time.monotonic() < deadline, "edit not served within a second"
+            time.sleep(0.05)
+        # A broken edit: the last good version stays, and the page shows the problem.
+        broken = OTHER_CARD.replace("## TL;DR", "## TLDR")
+        card_file.write_text(broken)
+        deadline = time.monotonic() + 1.0
+        while True:
+            page = BeautifulSoup(client.get("/cards/test-other").text, "html.parser")
+            problems = [li.get_text() for li in page.select(".problems li")]
+            if problems:
+                break
+            assert time.monotonic() < deadline, "problem not shown within a second"
+            time.sleep(0.05)
+        line = line_of(broken, "## TLDR")
+        assert any(p.endswith(f"other.md:{line}: unknown section 'TLDR': expected one of: Answer, TL;DR, Analogy, Deep dive, When it doesn't apply, Quick scan, Side by side, Real-world examples, Follow-ups, Red flags, Multiple choice") for p in problems), problems
+        assert page.select_one("h1#question").get_text() == "What is softmax?"  # type: ignore[union-attr]
