@@ -459,7 +459,12 @@ def parse_card(text: str, path: str) -> ParseResult:
         return ParseResult(None, problems)
 
     rendered = {
-        name: Section(name, slugify(name), Markup(render_tokens(section.tokens, env)), section.line)
+        name: Section(
+            name,
+            slugify(name),
+            Markup(render_tokens(section.tokens, env, heading_shift=1)),
+            section.line,
+        )
         for name, section in by_name.items()
         if name not in ("Follow-ups", "Red flags", "Multiple choice")
     }

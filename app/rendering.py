@@ -34,7 +34,7 @@ _MATH_TAGS = {
 }  # fmt: skip
 _HTML_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt",
-    "em", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "mark", "ol", "p", "pre", "q", "s",
+    "em", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "mark", "ol", "p", "pre", "q", "s",
     "section", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td",
     "tfoot", "th", "thead", "tr", "u", "ul",
 }  # fmt: skip
@@ -147,9 +147,38 @@ def build_markdown() -> MarkdownIt:
 MARKDOWN = build_markdown()
 
 
-def render_tokens(tokens: Sequence[Token], env: dict[str, Any]) -> str:
-    """Render block tokens from :data:`MARKDOWN` to sanitised HTML."""
-    return sanitize(MARKDOWN.renderer.render(tokens, MARKDOWN.options, env))
+def _scrollable(html: str) -> str:
+    # Wide code, tables and formulas scroll inside their own box. A box that
+    # scrolls must be reachable by keyboard (WCAG 2.1.1), so give it a tab stop.
+    # This runs after sanitising, on tags markdown-it wrote without attributes.
+    return (
+        html.replace("<pre>", '<pre tabindex="0">')
+        .replace(
+            "<table>",
+            '<div class="table-scroll" tabindex="0" role="region" aria-label="Table"><table>',
+        )
+        .replace("</table>", "</table></div>")
+        .replace('<div class="math-display">', '<div class="math-display" tabindex="0">')
+    )
+
+
+def render_tokens(tokens: Sequence[Token], env: dict[str, Any], *, heading_shift: int = 0) -> str:
+    """Render block tokens from :data:`MARKDOWN` to sanitised HTML.
+
+    ``heading_shift`` raises author headings by that many levels, so the
+    ``####`` an author writes inside a ``##`` section becomes an ``<h3>`` and
+    the page's outline has no gaps.
+    """
+    if heading_shift:
+        tokens = [_shifted(token, heading_shift) for token in tokens]
+    return _scrollable(sanitize(MARKDOWN.renderer.render(tokens, MARKDOWN.options, env)))
+
+
+def _shifted(token: Token, shift: int) -> Token:
+    if token.type not in ("heading_open", "heading_close"):
+        return token
+    level = max(3, int(token.tag[1]) - shift)
+    return token.copy(tag=f"h{level}")
 
 
 def render_inline(text: str) -> str:

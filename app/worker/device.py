@@ -4,6 +4,7 @@ import os
 
 import torch
 
+
 def resolve_device(setting: str) -> torch.device:
     """Turn the ``worker_device`` setting into a torch device.
 

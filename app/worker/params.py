@@ -198,7 +198,7 @@ def problems_from_error(
         seen.add(param)
         given = _given(detail.get("input"))
         if param is None:
-            message = "the parameters must be a JSON object such as {\"seed\": 1}"
+            message = 'the parameters must be a JSON object such as {"seed": 1}'
         elif detail["type"] == "extra_forbidden":
             message = f"unknown parameter '{param}': {demo} takes " + (
                 ", ".join(specs) or "no parameters"

@@ -1,0 +1,96 @@
+"""``quantized_k``: the score error from storing K as int8 or int4 with absmax scales.
+
+Symmetric absmax quantisation stores round(k / Δ) with Δ = absmax / qmax
+(qmax = 127 for int8, 7 for int4), per key (per token) or one Δ for the whole
+tensor. Rounding errors are close to uniform on [−Δ/2, Δ/2], variance Δ²/12,
+so the error of a score q·k̂/sqrt(d) with unit-variance q has variance
+mean(Δ²)/12: the 1/sqrt(d) and the d components cancel.
+"""
+
+import math
+from typing import Literal
+
+import torch
+from pydantic import Field
+
+from app.worker.demo import Demo, Outcome
+from app.worker.demos._common import histogram
+from app.worker.device import seeded
+from app.worker.params import DemoParams, Seed
+
+
+class QuantizedKParams(DemoParams):
+    d: int = Field(128, ge=16, le=512, title="d", description="Head dimension.")
+    keys: int = Field(4096, ge=16, le=8192, title="Keys", description="Cached keys (tokens).")
+    queries: int = Field(64, ge=1, le=256, title="Queries", description="Queries scored against them.")
+    bits: Literal[8, 4] = Field(8, title="Bits", description="int8 (qmax 127) or int4 (qmax 7).")
+    granularity: Literal["per_token", "per_tensor"] = Field(
+        "per_token",
+        title="Scale granularity",
+        description="One absmax scale per key (token), or one for the whole tensor.",
+    )
+    seed: Seed = 0
+
+
+def quantize(k: torch.Tensor, *, bits: int, per_token: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """Absmax-quantise ``k`` and return (dequantised k, step Δ per row).
+
+    Example:
+        >>> k = torch.tensor([[1.0, -0.5, 0.26]], dtype=torch.float64)
+        >>> k_hat, step = quantize(k, bits=4, per_token=True)
+        >>> k_hat.tolist(), round(step.item(), 4)
+        ([[1.0, -0.5714285714285714, 0.2857142857142857]], 0.1429)
+    """
+    qmax = 2 ** (bits - 1) - 1
+    absmax = k.abs().amax(dim=-1, keepdim=True) if per_token else k.abs().amax().expand(len(k), 1)
+    step = absmax / qmax
+    return (k / step).round().clamp(-qmax, qmax) * step, step.squeeze(-1)
+
+
+def compute(params: QuantizedKParams, device: torch.device) -> Outcome:
+    """Score ``queries`` against exact and quantised keys and compare (fp64)."""
+    generator = seeded(device, params.seed)
+    k = torch.randn(params.keys, params.d, generator=generator, dtype=torch.float64, device=device)
+    q = torch.randn(params.queries, params.d, generator=generator, dtype=torch.float64, device=device)
+    k_hat, step = quantize(k, bits=params.bits, per_token=params.granularity == "per_token")
+    scale = 1 / math.sqrt(params.d)
+    exact = (q @ k.T * scale).flatten()
+    error = (q @ k_hat.T * scale).flatten() - exact
+    predicted = (step**2).mean().item() / 12
+    score_variance = exact.var().item()
+    correlation = torch.corrcoef(torch.stack((exact, exact + error)))[0, 1].item()
+    return Outcome(
+        outputs={
+            "error_variance": error.var().item(),
+            "correlation": correlation,
+            "max_abs_error": error.abs().max().item(),
+            "mean_step_sq": (step**2).mean().item(),
+            "score_variance": score_variance,
+        },
+        theory={
+            "error_variance": predicted,
+            # Independent error on a unit-variance score: corr = 1/sqrt(1 + var_e/var_s).
+            "correlation": 1 / math.sqrt(1 + predicted / score_variance),
+            "score_variance": 1.0,
+        },
+        series=histogram(error, name="score error", x_label="q·k̂/√d − q·k/√d"),
+    )
+
+
+QUANTIZED_K = Demo(
+    name="quantized_k",
+    version=1,
+    title="Quantising the K cache to int8 or int4",
+    description="Absmax-quantises random keys and measures the error it adds to scaled scores "
+    "against the uniform-rounding prediction mean(Δ²)/12.",
+    params=QuantizedKParams,
+    outputs={
+        "error_variance": "Variance of the error in q·k/sqrt(d) from quantising K.",
+        "correlation": "Correlation of quantised with exact scores.",
+        "max_abs_error": "Largest score error.",
+        "mean_step_sq": "mean(Δ²), Δ = absmax / qmax.",
+        "score_variance": "Variance of the exact scaled scores.",
+    },
+    compute=compute,
+    worst_cases=({"d": 512, "keys": 8192, "queries": 256, "bits": 4},),
+)

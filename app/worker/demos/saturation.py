@@ -1,0 +1,228 @@
+"""``softmax_saturation`` and ``temperature``: what the spread of the logits does to softmax.
+
+Logits with standard deviation σ over n keys give a mean entropy near
+ln n − σ²/2 while σ is small (for Gaussian logits E[e^x] = e^{σ²/2}), so with
+the sqrt(d_k) divisor (σ ≈ 1) the rows stay spread out. Without it σ ≈ sqrt(d_k)
+and rows saturate: one weight near 1, the softmax Jacobian near 0, and so
+little gradient through those rows (Vaswani et al. 2017, §3.2.1). The claim is
+about the saturated rows; the median Jacobian norm is not lower in every
+unscaled setting.
+"""
+
+import math
+
+import torch
+from pydantic import Field
+
+from app.worker.demo import Demo, Outcome, Series
+from app.worker.demos._common import RowStats, attention_logits, row_stats
+from app.worker.device import seeded
+from app.worker.params import DemoParams, Seed
+
+SWEEP_D_K = (16, 32, 64, 128, 256, 512)
+SWEEP_ROWS = 500
+"""Rows per point of the charts: enough for two decimals, cheap next to the main run."""
+SATURATED = 0.99
+"""A row is saturated when its largest weight exceeds this."""
+
+D_K = Field(128, ge=1, le=1024, title="d_k", description="Components in each query and key.")
+KEYS = Field(128, ge=2, le=1024, title="Keys", description="Keys each query attends to.")
+
+
+class SaturationParams(DemoParams):
+    d_k: int = D_K
+    keys: int = KEYS
+    rows: int = Field(2000, ge=10, le=5000, title="Rows", description="Queries (softmax rows).")
+    scaled: bool = Field(True, title="Divide by sqrt(d_k)", description="Scale the scores.")
+    jacobian_threshold: float = Field(
+        0.01,
+        ge=1e-6,
+        le=1.0,
+        title="Jacobian threshold",
+        description="A row's softmax Jacobian counts as small below this Frobenius norm.",
+    )
+    seed: Seed = 0
+
+
+class TemperatureParams(DemoParams):
+    d_k: int = D_K
+    keys: int = KEYS
+    rows: int = Field(1000, ge=10, le=5000, title="Rows", description="Queries (softmax rows).")
+    temperature: float = Field(
+        1.0,
+        ge=0.01,
+        le=1000.0,
+        title="Temperature T",
+        description="softmax(q·k / T): T = sqrt(d_k) is the usual scaling, T = 1 none.",
+    )
+    seed: Seed = 0
+
+
+def entropy_theory(keys: int, logit_std: float) -> float | None:
+    """ln n − σ²/2, or None where that approximation is not honest (σ > 1).
+
+    Example:
+        >>> round(entropy_theory(128, 1.0), 3)
+        4.352
+    """
+    return math.log(keys) - logit_std**2 / 2 if logit_std <= 1.0 else None
+
+
+def compute_saturation(params: SaturationParams, device: torch.device) -> Outcome:
+    """Softmax statistics of ``rows`` queries against ``keys`` keys, scaled or not."""
+    generator = seeded(device, params.seed)
+    raw = attention_logits(
+        generator, rows=params.rows, keys=params.keys, d_k=params.d_k, device=device
+    )
+    divisor = math.sqrt(params.d_k) if params.scaled else 1.0
+    stats = row_stats(raw / divisor)
+    logit_std = math.sqrt(params.d_k) / divisor
+    theory = {"logit_std": logit_std}
+    if (entropy := entropy_theory(params.keys, logit_std)) is not None:
+        theory["mean_entropy"] = entropy
+    sweep = {
+        scaled: [
+            _summary(
+                row_stats(
+                    attention_logits(
+                        generator, rows=SWEEP_ROWS, keys=params.keys, d_k=d_k, device=device
+                    )
+                    / (math.sqrt(d_k) if scaled else 1.0)
+                )
+            )
+            for d_k in SWEEP_D_K
+        ]
+        for scaled in (True, False)
+    }
+    series = [
+        Series(
+            name=f"{'scaled' if scaled else 'unscaled'}",
+            kind="line",
+            x=list(SWEEP_D_K),
+            y=[point[index] for point in sweep[scaled]],
+            x_label="d_k",
+            y_label=label,
+        )
+        for index, label in (
+            (0, "mean entropy (nats)"),
+            (1, "share of rows with max weight > 0.99"),
+        )
+        for scaled in (True, False)
+    ]
+    return Outcome(
+        outputs={
+            "mean_entropy": stats.entropy.mean().item(),
+            "max_entropy": math.log(params.keys),
+            "mean_max_weight": stats.max_weight.mean().item(),
+            "saturated_share": (stats.max_weight > SATURATED).double().mean().item(),
+            "small_jacobian_share": (stats.jacobian_norm < params.jacobian_threshold)
+            .double()
+            .mean()
+            .item(),
+            "median_jacobian_norm": stats.jacobian_norm.median().item(),
+            "logit_std": (raw / divisor).std().item(),
+        },
+        theory=theory,
+        series=series,
+        notes=[
+            "mean_entropy theory is ln(keys) − ½, a large-keys approximation for logits of "
+            "standard deviation 1; it is given only for scaled scores."
+        ]
+        if params.scaled
+        else [],
+    )
+
+
+def _summary(stats: RowStats) -> tuple[float, float]:
+    return stats.entropy.mean().item(), (stats.max_weight > SATURATED).double().mean().item()
+
+
+def compute_temperature(params: TemperatureParams, device: torch.device) -> Outcome:
+    """Mean softmax entropy of the same raw scores at temperature T, sqrt(d_k) and 1."""
+    generator = seeded(device, params.seed)
+    raw = attention_logits(
+        generator, rows=params.rows, keys=params.keys, d_k=params.d_k, device=device
+    )
+    sqrt_dk = math.sqrt(params.d_k)
+
+    def mean_entropy(temperature: float, scores: torch.Tensor = raw) -> float:
+        return row_stats(scores / temperature).entropy.mean().item()
+
+    logit_std = sqrt_dk / params.temperature
+    theory = {"logit_std": logit_std}
+    if (entropy := entropy_theory(params.keys, logit_std)) is not None:
+        theory["mean_entropy"] = entropy
+    # 33 temperatures from sqrt(d_k)/32 to 8·sqrt(d_k), evenly spaced in log T.
+    grid = [sqrt_dk * 2 ** (k / 4) for k in range(-20, 13)]
+    subset = raw[:SWEEP_ROWS]
+    measured = [mean_entropy(t, subset) for t in grid]
+    near_one = [t for t in grid if t >= sqrt_dk]
+    return Outcome(
+        outputs={
+            "mean_entropy": mean_entropy(params.temperature),
+            "entropy_at_sqrt_dk": mean_entropy(sqrt_dk),
+            "entropy_unscaled": mean_entropy(1.0),
+            "max_entropy": math.log(params.keys),
+            "logit_std": (raw / params.temperature).std().item(),
+            "sqrt_dk": sqrt_dk,
+        },
+        theory=theory,
+        series=[
+            Series(
+                name="measured",
+                kind="line",
+                x=grid,
+                y=measured,
+                x_label="temperature T",
+                y_label="mean entropy (nats)",
+            ),
+            Series(
+                name="ln(keys) − d_k / (2T²)",
+                kind="line",
+                x=near_one,
+                y=[math.log(params.keys) - params.d_k / (2 * t * t) for t in near_one],
+                x_label="temperature T",
+                y_label="mean entropy (nats)",
+            ),
+        ],
+    )
+
+
+SOFTMAX_SATURATION = Demo(
+    name="softmax_saturation",
+    version=1,
+    title="Softmax saturation without the sqrt(d_k) divisor",
+    description="Softmax over q·k with and without dividing by sqrt(d_k): entropy, the largest "
+    "weight, and how many rows saturate (max weight > 0.99) so their gradient vanishes.",
+    params=SaturationParams,
+    outputs={
+        "mean_entropy": "Mean entropy of the softmax rows, in nats.",
+        "max_entropy": "ln(keys): the entropy of uniform attention.",
+        "mean_max_weight": "Mean of each row's largest weight.",
+        "saturated_share": "Share of rows whose largest weight exceeds 0.99.",
+        "small_jacobian_share": "Share of rows whose softmax Jacobian norm is below the threshold.",
+        "median_jacobian_norm": "Median Frobenius norm of the rows' softmax Jacobians.",
+        "logit_std": "Standard deviation of the logits fed to softmax.",
+    },
+    compute=compute_saturation,
+    worst_cases=({"d_k": 1024, "keys": 1024, "rows": 5000, "scaled": False},),
+)
+
+TEMPERATURE = Demo(
+    name="temperature",
+    version=1,
+    title="Temperature versus dividing by sqrt(d_k)",
+    description="softmax(q·k / T) for a range of temperatures: dividing by sqrt(d_k) is the "
+    "temperature that brings the logits to unit variance.",
+    params=TemperatureParams,
+    outputs={
+        "mean_entropy": "Mean softmax entropy at temperature T, in nats.",
+        "entropy_at_sqrt_dk": "Mean entropy at T = sqrt(d_k) (the usual scaling).",
+        "entropy_unscaled": "Mean entropy at T = 1 (no scaling).",
+        "max_entropy": "ln(keys): the entropy of uniform attention.",
+        "logit_std": "Standard deviation of q·k / T.",
+        "sqrt_dk": "sqrt(d_k).",
+    },
+    compute=compute_temperature,
+    worst_cases=({"d_k": 1024, "keys": 1024, "rows": 5000, "temperature": 0.01},),
+)
