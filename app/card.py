@@ -18,10 +18,13 @@ import yaml
 from markdown_it.token import Token
 from markupsafe import Markup
 
+from app.binding import EmbeddedDemo, LiveBinding, is_demo_fence, parse_binding, parse_embedded
+from app.demos import binding_problem, embedded_problem
 from app.formula import FormulaError, to_mathml
 from app.rendering import (
     CARD_LINK_SCHEME,
     MARKDOWN,
+    Rich,
     plain_text,
     render_inline,
     render_tokens,
@@ -71,7 +74,7 @@ class Problem:
 class Section:
     name: str
     slug: str
-    html: Markup
+    html: Rich
     line: int
 
 
@@ -80,7 +83,7 @@ class FollowUp:
     key: str
     question: Markup
     question_text: str
-    approach: Markup
+    approach: Rich
     line: int
 
 
@@ -89,7 +92,7 @@ class RedFlag:
     key: str
     title: Markup
     title_text: str
-    explanation: Markup
+    explanation: Rich
     line: int
 
 
@@ -105,7 +108,7 @@ class Choice:
 
 @dataclass(frozen=True)
 class MultipleChoice:
-    prompt: Markup
+    prompt: Rich
     choices: tuple[Choice, ...]
 
     @property
@@ -139,8 +142,10 @@ class Card:
     follow_ups: tuple[FollowUp, ...]
     red_flags: tuple[RedFlag, ...]
     multiple_choice: MultipleChoice | None
-    notes: Markup  # rendered footnotes, shown after the sections
+    notes: Rich  # rendered footnotes, shown after the sections
     links: tuple[CardLink, ...] = field(default=())
+    bindings: tuple[LiveBinding, ...] = field(default=())
+    demos: tuple[EmbeddedDemo, ...] = field(default=())
     id_line: int = 1
 
     def red_flag(self, key: str) -> RedFlag | None:
@@ -155,6 +160,9 @@ class Card:
 class ParseResult:
     card: Card | None
     problems: list[Problem]
+    # The id from the front matter even when the card has problems, so links
+    # to a card that is being fixed are not reported as links to nothing.
+    card_id: str | None = None
 
 
 def slugify(text: str) -> str:
@@ -297,25 +305,54 @@ class _RawSection:
     entries: list[_Entry]
 
 
-def _walk_inline(
-    tokens: list[Token], offset: int, path: str, problems: list[Problem]
-) -> list[CardLink]:
-    """Check formulas and collect card links; line numbers come from block tokens."""
-    links: list[CardLink] = []
+@dataclass
+class _Found:
+    """What one pass over the tokens finds: links, live numbers, embedded demos."""
+
+    links: list[CardLink] = field(default_factory=list)
+    bindings: list[LiveBinding] = field(default_factory=list)
+    demos: list[EmbeddedDemo] = field(default_factory=list)
+
+    @property
+    def slots(self) -> list[LiveBinding | EmbeddedDemo]:
+        return [*self.bindings, *self.demos]
+
+
+def _walk(tokens: list[Token], offset: int, path: str, problems: list[Problem]) -> _Found:
+    """Check formulas, number live bindings and demos, collect card links.
+
+    Line numbers come from the enclosing block token. Each live number and demo
+    gets an index in ``meta`` that the renderer turns into a slot.
+    """
+    found = _Found()
     line = offset
     for token in tokens:
         if token.map:
             line = offset + token.map[0] + 1
         if token.type == "math_block":
             _check_formula(token.content, True, path, line, problems)
+        if token.type == "fence" and is_demo_fence(token.info):
+            demo = parse_embedded(token.info, token.content, len(found.demos), line)
+            token.meta["index"] = demo.index
+            found.demos.append(demo)
+            error = demo.error or embedded_problem(demo)
+            if error:
+                problems.append(Problem(path, line, error))
         for child in token.children or ():
             if child.type in ("math_inline", "math_inline_double"):
                 _check_formula(child.content, False, path, line, problems)
+            elif child.type == "live_number":
+                binding = parse_binding(child.content, len(found.bindings), line)
+                child.meta["index"] = binding.index
+                found.bindings.append(binding)
+                error = binding.error or binding_problem(binding)
+                if error:
+                    problems.append(Problem(path, line, error))
             elif child.type == "link_open":
                 href = str(child.attrGet("href") or "")
                 if href.startswith(CARD_LINK_SCHEME):
-                    links.append(CardLink(href.removeprefix(CARD_LINK_SCHEME), line))
-    return links
+                    found.links.append(CardLink(href.removeprefix(CARD_LINK_SCHEME), line))
+    return found
 
 
 def _check_formula(
@@ -347,7 +384,8 @@ def parse_card(text: str, path: str) -> ParseResult:
     def line_of(token: Token) -> int:
         return body_start + (token.map[0] if token.map else 0) + 1
 
-    links = _walk_inline(tokens, body_start, path, problems)
+    found = _walk(tokens, body_start, path, problems)
+    slots = found.slots
     for match in _PLACEHOLDER_RE.finditer(text):
         line = text.count("\n", 0, match.start()) + 1
         problems.append(
@@ -452,17 +490,18 @@ def parse_card(text: str, path: str) -> ParseResult:
         {e.key for e in by_name["Red flags"].entries if e.key} if "Red flags" in by_name else set()
     )
     multiple_choice = _multiple_choice(
-        by_name.get("Multiple choice"), flag_keys, path, problems, line_of, env
+        by_name.get("Multiple choice"), flag_keys, path, problems, line_of, env, slots
     )
 
+    written_id = data.get("id") if isinstance(data.get("id"), str) else None
     if fields is None or problems:
-        return ParseResult(None, problems)
+        return ParseResult(None, problems, written_id)
 
     rendered = {
         name: Section(
             name,
             slugify(name),
-            Markup(render_tokens(section.tokens, env, heading_shift=1)),
+            render_tokens(section.tokens, env, heading_shift=1, slots=slots),
             section.line,
         )
         for name, section in by_name.items()
@@ -472,7 +511,7 @@ def parse_card(text: str, path: str) -> ParseResult:
         # Text before the first ### is an introduction, shown above the entries.
         section = by_name[name]
         rendered[name] = Section(
-            name, slugify(name), Markup(render_tokens(section.tokens, env)), section.line
+            name, slugify(name), render_tokens(section.tokens, env, slots=slots), section.line
         )
     card = Card(
         id=fields["id"],
@@ -492,7 +531,7 @@ def parse_card(text: str, path: str) -> ParseResult:
                 key,
                 Markup(render_inline(title)),
                 plain_text(title),
-                Markup(render_tokens(body, env)),
+                render_tokens(body, env, slots=slots),
                 line,
             )
             for key, title, body, line in follow_ups
@@ -502,17 +541,19 @@ def parse_card(text: str, path: str) -> ParseResult:
                 key,
                 Markup(render_inline(title)),
                 plain_text(title),
-                Markup(render_tokens(body, env)),
+                render_tokens(body, env, slots=slots),
                 line,
             )
             for key, title, body, line in red_flags
         ),
         multiple_choice=multiple_choice,
-        notes=Markup(render_tokens(notes_tokens, env)) if notes_tokens else Markup(""),
-        links=tuple(links),
+        notes=render_tokens(notes_tokens, env, slots=slots),
+        links=tuple(found.links),
+        bindings=tuple(found.bindings),
+        demos=tuple(found.demos),
         id_line=field_lines.get("id", 1),
     )
-    return ParseResult(card, [])
+    return ParseResult(card, [], card.id)
 
 
 def _entries(
@@ -578,6 +619,7 @@ def _multiple_choice(
     problems: list[Problem],
     line_of: Any,
     env: dict[str, Any],
+    slots: list[LiveBinding | EmbeddedDemo],
 ) -> MultipleChoice | None:
     if section is None:
         return None
@@ -654,5 +696,5 @@ def _multiple_choice(
         )
     if len(problems) != before:
         return None
-    prompt = Markup(render_tokens(prompt_tokens, env)) if _has_text(prompt_tokens) else Markup("")
+    prompt = render_tokens(prompt_tokens if _has_text(prompt_tokens) else [], env, slots=slots)
     return MultipleChoice(prompt=prompt, choices=tuple(choices))

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.card import Card, Problem, content_hash, parse_card
+from app.card import Card, ParseResult, Problem, content_hash, parse_card
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class Library:
     def __init__(self, *roots: Path) -> None:
         self.roots = roots
         self.snapshot = Snapshot()
-        self._parsed: dict[str, tuple[str, Card | None, list[Problem]]] = {}  # path -> hash, result
+        self._parsed: dict[str, tuple[str, ParseResult]] = {}  # path -> content hash, result
         self._last_good: dict[str, Card] = {}  # by path
         self._stamps: dict[Path, tuple[int, int]] = {}
         self._lock = threading.Lock()
@@ -79,18 +79,17 @@ class Library:
     def files(self) -> list[Path]:
         return card_files(root for root in self.roots if root.exists())
 
-    def _parse(self, path: Path, shown: str) -> tuple[Card | None, list[Problem]]:
+    def _parse(self, path: Path, shown: str) -> ParseResult:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            return None, [Problem(shown, 1, f"cannot read file: {exc}")]
+            return ParseResult(None, [Problem(shown, 1, f"cannot read file: {exc}")])
         digest = content_hash(text)
         cached = self._parsed.get(shown)
         if cached is None or cached[0] != digest:
-            result = parse_card(text, shown)
-            cached = (digest, result.card, result.problems)
+            cached = (digest, parse_card(text, shown))
             self._parsed[shown] = cached
-        return cached[1], cached[2]
+        return cached[1]
 
     def load(self) -> Snapshot:
         """Read every card file and swap in the new snapshot; returns it."""
@@ -100,12 +99,16 @@ class Library:
             cards: dict[str, Card] = {}
             problems: dict[str, list[Problem]] = {}
             shown_paths = []
+            written_ids = set()
             for path in files:
                 shown = display_path(path)
                 shown_paths.append(shown)
-                card, file_problems = self._parse(path, shown)
+                result = self._parse(path, shown)
+                card = result.card
+                if result.card_id:
+                    written_ids.add(result.card_id)
                 if card is None:
-                    problems[shown] = list(file_problems)
+                    problems[shown] = list(result.problems)
                     # A broken edit keeps the last good version on the site.
                     card = self._last_good.get(shown)
                 else:
@@ -125,7 +128,7 @@ class Library:
                 cards[card.id] = card
             for card in cards.values():
                 for link in card.links:
-                    if link.card_id not in cards:
+                    if link.card_id not in cards and link.card_id not in written_ids:
                         problems.setdefault(card.path, []).append(
                             Problem(
                                 card.path,

@@ -15,6 +15,7 @@ from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
+from markupsafe import Markup, escape
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 from pygments import highlight
@@ -22,6 +23,13 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from app.binding import (
+    EmbeddedDemo,
+    LiveBinding,
+    is_demo_fence,
+    live_role_plugin,
+    parse_binding,
+)
 from app.formula import FormulaError, to_mathml
 
 CARD_LINK_SCHEME = "card:"
@@ -128,6 +136,61 @@ def _render_link_open(
     return self.renderToken(tokens, idx, options, env)
 
 
+# Stand-ins for live numbers and embedded demos: plain words that survive the
+# sanitiser, swapped for the parts of a :class:`Rich` afterwards.
+_SLOT = re.compile(r"QZSLOT(LIVE|DEMO)(\d+)QZ")
+
+
+def _render_live_number(
+    _self: RendererHTML, tokens: Sequence[Token], idx: int, _opts: OptionsDict, _env: EnvType
+) -> str:
+    token = tokens[idx]
+    if "index" in token.meta:
+        return f"QZSLOTLIVE{token.meta['index']}QZ"
+    # In a title or option there is no room for a badge: show the claim as written.
+    binding = parse_binding(token.content, 0)
+    return str(escape(binding.claim_text or token.content))
+
+
+def _render_fence(
+    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    token = tokens[idx]
+    if is_demo_fence(token.info):
+        return f"QZSLOTDEMO{token.meta['index']}QZ" if "index" in token.meta else ""
+    return self.fence(tokens, idx, options, env)
+
+
+class Rich:
+    """Rendered card HTML with live numbers and demos left as slots.
+
+    The page fills each slot with the measured value or the demo's controls;
+    ``__html__`` gives the HTML with each claim as written, where no results
+    are at hand.
+    """
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: tuple["Markup | LiveBinding | EmbeddedDemo", ...]) -> None:
+        self.parts = parts
+
+    def __html__(self) -> str:
+        return "".join(
+            str(escape(p.claim_text)) if isinstance(p, LiveBinding) else str(p)
+            for p in self.parts
+            if not isinstance(p, EmbeddedDemo)
+        )
+
+    def __bool__(self) -> bool:
+        return any(bool(p) if isinstance(p, Markup) else True for p in self.parts)
+
+    def __str__(self) -> str:
+        return self.__html__()
+
+    def __contains__(self, text: str) -> bool:
+        return text in self.__html__()
+
+
 def build_markdown() -> MarkdownIt:
     """The one Markdown configuration that cards are parsed and rendered with."""
     md = (
@@ -136,7 +199,10 @@ def build_markdown() -> MarkdownIt:
         .enable("strikethrough")
         .use(footnote_plugin)
         .use(dollarmath_plugin, allow_space=True, allow_digits=False, double_inline=True)
+        .use(live_role_plugin)
     )
+    md.add_render_rule("live_number", _render_live_number)
+    md.add_render_rule("fence", _render_fence)
     md.add_render_rule("math_inline", _render_math(display=False))
     md.add_render_rule("math_inline_double", _render_math(display=True))
     md.add_render_rule("math_block", _render_math(display=True))
@@ -162,8 +228,14 @@ def _scrollable(html: str) -> str:
     )
 
 
-def render_tokens(tokens: Sequence[Token], env: dict[str, Any], *, heading_shift: int = 0) -> str:
-    """Render block tokens from :data:`MARKDOWN` to sanitised HTML.
+def render_tokens(
+    tokens: Sequence[Token],
+    env: dict[str, Any],
+    *,
+    heading_shift: int = 0,
+    slots: Sequence[LiveBinding | EmbeddedDemo] = (),
+) -> Rich:
+    """Render block tokens from :data:`MARKDOWN` to sanitised HTML, slots kept apart.
 
     ``heading_shift`` raises author headings by that many levels, so the
     ``####`` an author writes inside a ``##`` section becomes an ``<h3>`` and
@@ -171,7 +243,17 @@ def render_tokens(tokens: Sequence[Token], env: dict[str, Any], *, heading_shift
     """
     if heading_shift:
         tokens = [_shifted(token, heading_shift) for token in tokens]
-    return _scrollable(sanitize(MARKDOWN.renderer.render(tokens, MARKDOWN.options, env)))
+    html = _scrollable(sanitize(MARKDOWN.renderer.render(tokens, MARKDOWN.options, env)))
+    lives = {s.index: s for s in slots if isinstance(s, LiveBinding)}
+    demos = {s.index: s for s in slots if isinstance(s, EmbeddedDemo)}
+    pieces = _SLOT.split(html)
+    parts: list[Markup | LiveBinding | EmbeddedDemo] = [Markup(pieces[0])] if pieces[0] else []
+    for i in range(1, len(pieces), 3):
+        kind, index, after = pieces[i], int(pieces[i + 1]), pieces[i + 2]
+        parts.append(lives[index] if kind == "LIVE" else demos[index])
+        if after:
+            parts.append(Markup(after))
+    return Rich(tuple(parts))
 
 
 def _shifted(token: Token, shift: int) -> Token:

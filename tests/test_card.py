@@ -91,7 +91,7 @@ def test_raw_html_is_sanitised(payload: str) -> None:
     text = GOOD_CARD.replace("Averaging more dice.", f"Averaging more dice.\n\n{payload}\n")
     card = parse_card(text, PATH).card
     assert card is not None
-    soup = BeautifulSoup(card.sections["Analogy"].html, "html.parser")
+    soup = BeautifulSoup(str(card.sections["Analogy"].html), "html.parser")
     assert not soup.find_all(["script", "iframe", "object", "embed"])
     for element in soup.find_all(True):
         for name, value in element.attrs.items():
@@ -109,7 +109,7 @@ def test_markup_inside_a_formula_never_reaches_the_page(formula: str) -> None:
     # latex2mathml copies \text{} into the output unescaped: the sanitiser must catch it.
     env: dict[str, object] = {}
     html = render_tokens(MARKDOWN.parse(f"x ${formula}$", env), env)
-    soup = BeautifulSoup(html, "html.parser")
+    soup = BeautifulSoup(str(html), "html.parser")
     assert not soup.find_all("img")
     assert all(not name.startswith("on") for el in soup.find_all(True) for name in el.attrs)
 
