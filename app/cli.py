@@ -41,11 +41,43 @@ def serve(
     """
     import uvicorn
 
-    settings = get_settings()
-    settings.reload_content = reload_content
+    from app.localworker import LocalWorker, LocalWorkerError
     from app.main import create_app
 
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    settings = get_settings()
+    settings.reload_content = reload_content
+    local = None
+    if not settings.worker_url:
+        local = LocalWorker()
+        try:
+            settings.worker_url = local.start()
+            typer.echo(f"Started a local demo worker at {settings.worker_url}", err=True)
+        except LocalWorkerError as exc:
+            # The site still works: live numbers show "live check unavailable".
+            typer.echo(f"warning: {exc}; live numbers will show as unavailable", err=True)
+            local = None
+    try:
+        uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    finally:
+        if local is not None:
+            local.stop()
+
+
+@cli.command()
+def worker(
+    host: Annotated[
+        str, typer.Option(help="Address to listen on; 0.0.0.0 for every interface.")
+    ] = ("127.0.0.1"),
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8001,
+) -> None:
+    """Start the demo worker: runs attention demos with torch and answers with JSON.
+
+    Uses CUDA when available unless QUIZLAB_WORKER_DEVICE=cpu. Point the web
+    server at it with QUIZLAB_WORKER_URL=http://HOST:PORT.
+    """
+    import uvicorn
+
+    uvicorn.run("app.worker.api:create_worker_app", factory=True, host=host, port=port)
 
 
 @cli.command()
@@ -54,13 +86,25 @@ def check(
         list[Path] | None,
         typer.Argument(help="Card files or folders to check (default: the content folder)."),
     ] = None,
+    run_demos: Annotated[
+        bool,
+        typer.Option(
+            "--run-demos",
+            help="Also run every live number through a demo worker (QUIZLAB_WORKER_URL, or a "
+            "local one started for the check) and fail where claim and measurement disagree.",
+        ),
+    ] = False,
+    watch: Annotated[
+        bool,
+        typer.Option("--watch", help="Check again every time a card file changes (Ctrl-C stops)."),
+    ] = False,
 ) -> None:
     """Check cards and print each problem as path:line: message.
 
     Exit status: 0 when every card is clean, 1 when there are problems, 2 on a
     usage error such as a path that does not exist.
     """
-    from app.library import check_paths
+    from app.check import run_check, watch_and_check
 
     settings = get_settings()
     targets = paths or [settings.content_dir]
@@ -68,16 +112,11 @@ def check(
     if missing:
         typer.echo(f"quizlab check: no such file or folder: {', '.join(missing)}", err=True)
         raise typer.Exit(EXIT_USAGE)
-    problems = check_paths(targets, settings.content_dir)
-    for problem in problems:
-        typer.echo(str(problem))
-    from app.library import card_files
-
-    count = len(card_files(targets))
-    if problems:
-        typer.echo(f"{len(problems)} problem(s) in {count} card file(s)", err=True)
+    if watch:
+        watch_and_check(targets, settings, run_demos=run_demos, echo=typer.echo)
+        return
+    if run_check(targets, settings, run_demos=run_demos, echo=typer.echo):
         raise typer.Exit(EXIT_PROBLEMS)
-    typer.echo(f"{count} card file(s) checked, no problems", err=True)
 
 
 def main() -> None:

@@ -11,10 +11,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.errors import http_exception_handler
 from app.library import Library
-from app.routes import cards, decks, home
+from app.livecheck import LiveResults
+from app.routes import cards, decks, home, live
 from app.settings import Settings, get_settings
 from app.staticfiles import CachedStaticFiles
 from app.templating import STATIC_DIR
+from app.worker_client import WorkerClient
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +46,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         for problem in snapshot.all_problems():
             logger.warning("%s", problem)
         app.state.library = library
+        client = (
+            WorkerClient(settings.worker_url, timeout=settings.worker_timeout)
+            if settings.worker_url
+            else None
+        )
+        app.state.live = LiveResults(client)
         watcher = None
         if settings.reload_content:
             watcher = asyncio.create_task(_watch_content(library, settings.reload_interval))
@@ -54,6 +62,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 watcher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await watcher
+            if client is not None:
+                await client.aclose()
 
     app = FastAPI(title="Quizlab", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.settings = settings
@@ -63,4 +73,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(home.router)
     app.include_router(decks.router)
     app.include_router(cards.router)
+    app.include_router(live.router)
     return app

@@ -8,8 +8,9 @@ worker started by ``quizlab serve``.
 
 from functools import lru_cache
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -53,6 +54,34 @@ class Settings(BaseSettings):
         gt=0,
         description="Seconds between checks for edited card files when reloading is on.",
     )
+    new_items_per_day: int = Field(
+        default=20,
+        ge=0,
+        description="New review items (card answers and follow-ups) introduced per day.",
+    )
+    desired_retention: float = Field(
+        default=0.9,
+        ge=0.7,
+        le=0.99,
+        description="Chance of recall FSRS aims for when it schedules the next review.",
+    )
+    timezone: str = Field(
+        default="UTC",
+        description="IANA time zone that decides where a day ends: daily limit, streak, charts.",
+    )
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown time zone {value!r}: use a name such as Europe/Paris") from exc
+        return value
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
 
     @property
     def resolved_database_url(self) -> str:

@@ -9,6 +9,7 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import pass_context
 
 from app.card import QUICK_SCAN_SECTIONS, SECTIONS
+from app.chart import svg as chart_svg
 from app.settings import PROJECT_ROOT
 
 STATIC_DIR = PROJECT_ROOT / "static"
@@ -43,3 +44,4 @@ templates.env.trim_blocks = True
 templates.env.lstrip_blocks = True
 templates.env.globals["SECTIONS"] = SECTIONS
 templates.env.globals["QUICK_SCAN_SECTIONS"] = QUICK_SCAN_SECTIONS
+templates.env.globals["chart_svg"] = chart_svg

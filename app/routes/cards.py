@@ -7,7 +7,9 @@ from fastapi.responses import HTMLResponse
 
 from app.card import Card
 from app.library import Snapshot
+from app.livecheck import LiveResults, demo_views
 from app.routes.deps import CardDep, HtmxDep, SnapshotDep
+from app.routes.live import LiveDep
 from app.templating import templates
 
 router = APIRouter()
@@ -15,10 +17,16 @@ router = APIRouter()
 MAX_ANSWER_LENGTH = 20_000
 
 
-def _context(card: Card, snapshot: Snapshot, **extra: object) -> dict[str, object]:
+def _context(
+    card: Card, snapshot: Snapshot, live: LiveResults, **extra: object
+) -> dict[str, object]:
+    measurements = live.measurements(card)
     return {
         "card": card,
         "problems": snapshot.problems.get(card.path, []),
+        "measurements": measurements,
+        "live_pending": any(m.status == "pending" for m in measurements.values()),
+        "demo_views": demo_views(live, card),
         "view": "practice",
         "revealed": False,
         "typed_answer": "",
@@ -32,9 +40,12 @@ async def card_page(
     request: Request,
     card: CardDep,
     snapshot: SnapshotDep,
+    live: LiveDep,
     view: Annotated[Literal["practice", "scan"], Query()] = "practice",
 ) -> HTMLResponse:
-    return templates.TemplateResponse(request, "card.html", _context(card, snapshot, view=view))
+    return templates.TemplateResponse(
+        request, "card.html", _context(card, snapshot, live, view=view)
+    )
 
 
 @router.post("/cards/{card_id}/reveal", response_class=HTMLResponse, name="reveal")
@@ -42,10 +53,11 @@ async def reveal(
     request: Request,
     card: CardDep,
     snapshot: SnapshotDep,
+    live: LiveDep,
     htmx: HtmxDep,
     answer: Annotated[str, Form(max_length=MAX_ANSWER_LENGTH)] = "",
 ) -> HTMLResponse:
-    context = _context(card, snapshot, revealed=True, typed_answer=answer)
+    context = _context(card, snapshot, live, revealed=True, typed_answer=answer)
     template = "_practice.html" if htmx else "card.html"
     return templates.TemplateResponse(request, template, context)
 
@@ -55,6 +67,7 @@ async def choose(
     request: Request,
     card: CardDep,
     snapshot: SnapshotDep,
+    live: LiveDep,
     htmx: HtmxDep,
     choice: Annotated[str, Form(max_length=8)] = "",
 ) -> HTMLResponse:
@@ -70,6 +83,6 @@ async def choose(
         "correct": picked.correct,
         "red_flag": card.red_flag(picked.flag) if picked.flag else None,
     }
-    context = _context(card, snapshot, choice_result=result)
+    context = _context(card, snapshot, live, choice_result=result)
     template = "_choice_result.html" if htmx else "card.html"
     return templates.TemplateResponse(request, template, context)

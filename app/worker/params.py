@@ -260,9 +260,9 @@ def _bound(value: object) -> int | float:
 
 
 def _show(value: Scalar) -> str:
-    """A bound or choice as a user would type it: 4096, 1e-09, 'sqrt_dk'."""
+    """A bound or choice as a user would type it in JSON: 4096, 1e-06, "sqrt_dk"."""
     if isinstance(value, str):
-        return repr(value)
+        return json.dumps(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:

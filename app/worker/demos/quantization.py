@@ -22,7 +22,9 @@ from app.worker.params import DemoParams, Seed
 class QuantizedKParams(DemoParams):
     d: int = Field(128, ge=16, le=512, title="d", description="Head dimension.")
     keys: int = Field(4096, ge=16, le=8192, title="Keys", description="Cached keys (tokens).")
-    queries: int = Field(64, ge=1, le=256, title="Queries", description="Queries scored against them.")
+    queries: int = Field(
+        64, ge=1, le=256, title="Queries", description="Queries scored against them."
+    )
     bits: Literal[8, 4] = Field(8, title="Bits", description="int8 (qmax 127) or int4 (qmax 7).")
     granularity: Literal["per_token", "per_tensor"] = Field(
         "per_token",
@@ -51,7 +53,9 @@ def compute(params: QuantizedKParams, device: torch.device) -> Outcome:
     """Score ``queries`` against exact and quantised keys and compare (fp64)."""
     generator = seeded(device, params.seed)
     k = torch.randn(params.keys, params.d, generator=generator, dtype=torch.float64, device=device)
-    q = torch.randn(params.queries, params.d, generator=generator, dtype=torch.float64, device=device)
+    q = torch.randn(
+        params.queries, params.d, generator=generator, dtype=torch.float64, device=device
+    )
     k_hat, step = quantize(k, bits=params.bits, per_token=params.granularity == "per_token")
     scale = 1 / math.sqrt(params.d)
     exact = (q @ k.T * scale).flatten()

@@ -41,7 +41,11 @@ class RopeParams(DemoParams):
         description=f"(q, k) pairs drawn; d × samples may be at most {MAX_ELEMENTS:,}.",
     )
     max_position: int = Field(
-        8192, ge=1, le=1_048_576, title="Max position", description="Positions drawn from 0 to this − 1."
+        8192,
+        ge=1,
+        le=1_048_576,
+        title="Max position",
+        description="Positions drawn from 0 to this − 1.",
     )
     dtype: Literal["float64", "float32"] = Field(
         "float64", title="Precision", description="Precision of the vectors and rotation angles."
@@ -52,7 +56,9 @@ class RopeParams(DemoParams):
     @classmethod
     def _even(cls, d: int) -> int:
         if d % 2:
-            raise PydanticCustomError("even", "d must be even (RoPE rotates pairs), got {d}", {"d": d})
+            raise PydanticCustomError(
+                "even", "d must be even (RoPE rotates pairs), got {d}", {"d": d}
+            )
         return d
 
     @field_validator("samples")
@@ -64,7 +70,12 @@ class RopeParams(DemoParams):
                 "budget",
                 "d × samples must be at most {limit} to keep one request under 2 s, "
                 "got {d} × {samples}: lower samples to {fit} or less",
-                {"limit": f"{MAX_ELEMENTS:,}", "d": d, "samples": samples, "fit": MAX_ELEMENTS // d},
+                {
+                    "limit": f"{MAX_ELEMENTS:,}",
+                    "d": d,
+                    "samples": samples,
+                    "fit": MAX_ELEMENTS // d,
+                },
             )
         return samples
 

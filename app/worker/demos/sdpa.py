@@ -1,4 +1,4 @@
-"""``sdpa``: what ``torch.nn.functional.scaled_dot_product_attention`` divides by, and its causal mask.
+"""``sdpa``: what PyTorch's ``scaled_dot_product_attention`` divides by, and its causal mask.
 
 The default scale is 1/sqrt(E) with E = query.size(-1), the query (and key)
 head dimension, not the value dimension. ``is_causal=True`` builds a top-left
@@ -52,7 +52,11 @@ def compute(params: SdpaParams, device: torch.device) -> Outcome:
 
     # Decoding: one new query against a cache of decode_keys keys.
     s = params.decode_keys
-    q1, cache_k, cache_v = draw(1, params.query_dim), draw(s, params.query_dim), draw(s, params.value_dim)
+    q1, cache_k, cache_v = (
+        draw(1, params.query_dim),
+        draw(s, params.query_dim),
+        draw(s, params.value_dim),
+    )
     causal = F.scaled_dot_product_attention(q1, cache_k, cache_v, is_causal=True)
     unmasked = F.scaled_dot_product_attention(q1, cache_k, cache_v)
     bottom_right = torch.ones(1, s, dtype=torch.bool, device=device).tril(diagonal=s - 1)

@@ -49,7 +49,12 @@ class OnlineSoftmaxParams(DemoParams):
                 "budget",
                 "keys / block_size may be at most {limit} blocks, got {keys} / {block_size}: "
                 "raise block_size to {fit} or more",
-                {"limit": MAX_BLOCKS, "keys": keys, "block_size": block_size, "fit": math.ceil(keys / MAX_BLOCKS)},
+                {
+                    "limit": MAX_BLOCKS,
+                    "keys": keys,
+                    "block_size": block_size,
+                    "fit": math.ceil(keys / MAX_BLOCKS),
+                },
             )
         return block_size
 
@@ -63,7 +68,11 @@ class StableSoftmaxParams(DemoParams):
         description="Added to every logit; softmax should not change. Bounded so fp16 can hold it.",
     )
     spread: float = Field(
-        10.0, ge=0.0, le=1000.0, title="Spread", description="Logits run from offset − spread to offset."
+        10.0,
+        ge=0.0,
+        le=1000.0,
+        title="Spread",
+        description="Logits run from offset − spread to offset.",
     )
     keys: int = Field(8, ge=2, le=4096, title="Keys", description="Number of logits.")
     dtype: Literal["float16", "bfloat16", "float32", "float64"] = Field(
@@ -98,7 +107,12 @@ def online_attention(
         running_max = new_max
         maxima.append(new_max)
         block_maxima.append(block_max)
-    return out / total[:, None], running_max + total.log(), torch.stack(maxima), torch.stack(block_maxima)
+    return (
+        out / total[:, None],
+        running_max + total.log(),
+        torch.stack(maxima),
+        torch.stack(block_maxima),
+    )
 
 
 def compute_online(params: OnlineSoftmaxParams, device: torch.device) -> Outcome:

@@ -44,7 +44,7 @@ class ScoreVarianceParams(DemoParams):
         ge=1,
         le=128,
         title="Heads",
-        description="Heads per layer; d_model = d_k × heads (only the sqrt_dmodel divisor uses it).",
+        description="Heads per layer: d_model = d_k × heads (used by the sqrt_dmodel divisor).",
     )
     seed: Seed = 0
 

@@ -1,0 +1,89 @@
+"""Live numbers and interactive demos: badges for a card, one demo's result."""
+
+import re
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse
+
+from app.chart import Series
+from app.livecheck import DemoView, LiveResults, demo_view
+from app.routes.deps import CardDep, HtmxDep
+from app.templating import templates
+from app.worker_client import WorkerError, WorkerRejected
+
+router = APIRouter()
+
+_SLOT = re.compile(r"^[a-z0-9-]{1,120}$")
+RESERVED = {"_slot"}
+
+
+def get_live(request: Request) -> LiveResults:
+    live: LiveResults = request.app.state.live
+    return live
+
+
+LiveDep = Annotated[LiveResults, Depends(get_live)]
+
+
+@router.get("/cards/{card_id}/live", response_class=HTMLResponse, name="card_live")
+async def card_live(request: Request, card: CardDep, live: LiveDep) -> HTMLResponse:
+    """Every live number of a card, run through the worker when not cached (htmx OOB swaps)."""
+    measurements = await live.check(card)
+    return templates.TemplateResponse(
+        request, "_live_badges.html", {"card": card, "measurements": measurements}
+    )
+
+
+def _series(result: dict[str, Any]) -> list[Series]:
+    return [
+        Series(s["name"], s["kind"], s["x"], s["y"], s["x_label"], s["y_label"])
+        for s in result.get("series", [])
+    ]
+
+
+@router.get("/demos/{demo_name}", response_class=HTMLResponse, name="demo")
+async def demo(
+    request: Request,
+    demo_name: str,
+    live: LiveDep,
+    htmx: HtmxDep,
+    slot: Annotated[str, Query(alias="_slot", max_length=120)] = "demo",
+) -> HTMLResponse:
+    """One demo with the parameters in the query string.
+
+    Over htmx: the result if it is ready, else a status fragment that asks
+    again shortly while the worker computes. As a full page: waits for it.
+    """
+    if not _SLOT.match(slot):
+        raise HTTPException(422, "_slot must be lowercase letters, digits and '-'.")
+    given = {k: v for k, v in request.query_params.items() if k not in RESERVED}
+    try:
+        view = demo_view(live, demo_name, dict(given), slot)
+    except ValueError as exc:
+        status = 404 if "unknown demo" in str(exc) else 422
+        raise HTTPException(status, f"{exc}.") from None
+    context: dict[str, Any] = {"view": view, "error": None, "series": []}
+    result = view.result
+    if result is None and htmx:
+        failure = live.take_failure(demo_name, view.params)
+        if failure is not None:
+            context["error"] = failure
+            return templates.TemplateResponse(
+                request, "_demo_result.html", context, status_code=503
+            )
+        if not live.running(demo_name, view.params):
+            live.start(demo_name, view.params)
+        return templates.TemplateResponse(request, "_demo_status.html", context)
+    if result is None:
+        try:
+            result = await live.result(demo_name, view.params)
+        except WorkerRejected as exc:
+            raise HTTPException(422, str(exc)) from None
+        except WorkerError as exc:
+            context["error"] = str(exc)
+            return templates.TemplateResponse(request, "demo.html", context, status_code=503)
+    context["view"] = DemoView(view.spec, view.params, result, slot)
+    context["series"] = _series(result)
+    template = "_demo_result.html" if htmx else "demo.html"
+    return templates.TemplateResponse(request, template, context)

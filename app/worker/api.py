@@ -1,0 +1,154 @@
+"""The worker's HTTP surface.
+
+Endpoints:
+    ``GET /health``: ``{"status": "ok", "torch": "2.x", "device": "cpu", "demos": [...]}``.
+    ``GET /demos``: every demo with its parameters described for a form.
+    ``GET /demos/{name}``: one of those.
+    ``POST /demos/{name}``: run a demo; the body is a JSON object of parameters
+    (missing ones take their defaults, an empty body means all defaults) and
+    the answer is a :class:`~app.worker.demo.DemoResult`.
+
+Errors:
+    404 ``{"detail": "unknown demo 'x': the demos are ...", "demos": [...]}``.
+    422 ``{"detail": [{"param": "d_k", "message": "d_k must be an integer
+    between 1 and 4096, got 5000"}, ...]}``, one entry per bad parameter
+    (``param`` is null when the body itself is not a JSON object).
+    503 ``{"detail": "..."}`` with ``Retry-After`` when the queue is full.
+
+Run it with ``uvicorn --factory app.worker.api:create_worker_app``.
+"""
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated
+
+import torch
+from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from app import __version__
+from app.settings import get_settings
+from app.worker.demo import DemoInfo, DemoResult
+from app.worker.demos import DEMOS, UnknownDemo, get_demo
+from app.worker.device import default_threads, resolve_device
+from app.worker.params import InvalidParams, ParamProblem
+from app.worker.runner import DemoRunner, WorkerBusy
+
+router = APIRouter()
+
+
+def get_runner(request: Request) -> DemoRunner:
+    runner: DemoRunner = request.app.state.runner
+    return runner
+
+
+RunnerDep = Annotated[DemoRunner, Depends(get_runner)]
+
+
+@router.get("/health")
+async def health(runner: RunnerDep) -> dict[str, str | list[str]]:
+    return {
+        "status": "ok",
+        "torch": torch.__version__,
+        "device": runner.device.type,
+        "demos": list(DEMOS),
+    }
+
+
+@router.get("/demos")
+async def list_demos() -> list[DemoInfo]:
+    return [demo.info() for demo in DEMOS.values()]
+
+
+@router.get("/demos/{name}")
+async def describe_demo(name: str) -> DemoInfo:
+    return get_demo(name).info()
+
+
+@router.post(
+    "/demos/{name}",
+    openapi_extra={
+        "requestBody": {
+            "required": False,
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        }
+    },
+)
+async def run_demo(name: str, request: Request, runner: RunnerDep) -> DemoResult:
+    demo = get_demo(name)
+    params = demo.validate(await _json_body(request))
+    return await runner.run(demo, params)
+
+
+async def _json_body(request: Request) -> object:
+    # Read the body by hand rather than declaring a Body(): the params model
+    # depends on the path, and a bad body must get the same 422 shape as a
+    # bad parameter.
+    body = await request.body()
+    if not body.strip():
+        return {}
+    try:
+        return json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InvalidParams([ParamProblem(None, f"the body is not valid JSON: {error}")]) from None
+
+
+async def _unknown_demo(request: Request, error: Exception) -> JSONResponse:
+    return JSONResponse({"detail": str(error), "demos": list(DEMOS)}, status_code=404)
+
+
+async def _invalid_params(request: Request, error: Exception) -> JSONResponse:
+    problems = error.problems if isinstance(error, InvalidParams) else []
+    return JSONResponse({"detail": [problem.as_json() for problem in problems]}, status_code=422)
+
+
+async def _busy(request: Request, error: Exception) -> JSONResponse:
+    return JSONResponse({"detail": str(error)}, status_code=503, headers={"Retry-After": "1"})
+
+
+def create_worker_app(
+    *,
+    device: str | None = None,
+    max_concurrent: int = 1,
+    max_waiting: int = 16,
+    num_threads: int | None = None,
+) -> FastAPI:
+    """Build the worker app.
+
+    Args:
+        device: ``"auto"``, ``"cpu"`` or ``"cuda"``; None reads
+            ``Settings.worker_device`` (``QUIZLAB_WORKER_DEVICE``).
+        max_concurrent: demos computing at once. One by default: a demo
+            already uses every CPU through torch's intra-op threads.
+        max_waiting: requests that may queue for a slot before the worker
+            answers 503.
+        num_threads: torch intra-op threads; None splits the CPUs this
+            process may use between the concurrent demos.
+
+    Returns:
+        The app. Its lifespan resolves the device (failing at start-up when
+        CUDA is asked for and absent) and sets torch's thread count, which it
+        restores at shutdown.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        torch_device = resolve_device(device or get_settings().worker_device)
+        previous_threads = torch.get_num_threads()
+        # Process-wide: more intra-op threads than CPUs only adds contention.
+        torch.set_num_threads(num_threads or default_threads(max_concurrent))
+        runner = DemoRunner(torch_device, max_concurrent=max_concurrent, max_waiting=max_waiting)
+        app.state.runner = runner
+        try:
+            yield
+        finally:
+            await runner.drain()
+            torch.set_num_threads(previous_threads)
+
+    app = FastAPI(title="Quizlab demo worker", version=__version__, lifespan=lifespan)
+    app.include_router(router)
+    app.add_exception_handler(UnknownDemo, _unknown_demo)
+    app.add_exception_handler(InvalidParams, _invalid_params)
+    app.add_exception_handler(WorkerBusy, _busy)
+    return app

@@ -1,0 +1,84 @@
+"""Running demos off the event loop, a bounded number at a time.
+
+A demo is seconds of CPU work in torch. Run inside ``async def`` it would stall
+every other request, so it goes to a thread. Running many at once does not
+finish them sooner, since they share the same cores, so at most
+``max_concurrent`` run together; up to ``max_waiting`` more queue for a slot,
+and beyond that the worker answers 503 at once instead of piling up requests
+that the web server will have given up on.
+"""
+
+import asyncio
+from typing import Any
+
+import torch
+
+from app.worker.demo import Demo, DemoResult
+from app.worker.params import DemoParams
+
+
+class WorkerBusy(Exception):
+    """Every slot is taken and the queue is full: try again shortly."""
+
+
+class DemoRunner:
+    """Runs demos in worker threads with bounded concurrency.
+
+    Args:
+        device: where every demo's tensors go.
+        max_concurrent: demos computing at the same time.
+        max_waiting: requests allowed to wait for a slot; more get
+            :class:`WorkerBusy`.
+    """
+
+    def __init__(
+        self, device: torch.device, *, max_concurrent: int = 1, max_waiting: int = 16
+    ) -> None:
+        if max_concurrent < 1 or max_waiting < 0:
+            raise ValueError(
+                f"max_concurrent must be at least 1 and max_waiting at least 0, "
+                f"got {max_concurrent} and {max_waiting}"
+            )
+        self.device = device
+        self.max_concurrent = max_concurrent
+        self.max_waiting = max_waiting
+        self._slots = asyncio.Semaphore(max_concurrent)
+        self._waiting = 0
+        self._running: set[asyncio.Task[DemoResult]] = set()
+
+    async def run(self, demo: Demo[Any], params: DemoParams) -> DemoResult:
+        """Compute ``demo`` in a thread once a slot is free.
+
+        Raises:
+            WorkerBusy: ``max_waiting`` requests are already queued.
+        """
+        if self._slots.locked():
+            if self._waiting >= self.max_waiting:
+                raise WorkerBusy(
+                    f"{self.max_concurrent} demos running and {self._waiting} waiting: "
+                    "try again in a moment"
+                )
+            self._waiting += 1
+            try:
+                await self._slots.acquire()
+            finally:
+                self._waiting -= 1
+        else:
+            await self._slots.acquire()
+        task = asyncio.create_task(asyncio.to_thread(demo.run, params, self.device))
+        self._running.add(task)
+        task.add_done_callback(self._finished)
+        # A client that goes away cancels this coroutine but cannot stop the
+        # thread: shield the task so its slot stays taken until it really ends.
+        return await asyncio.shield(task)
+
+    async def drain(self) -> None:
+        """Wait for the demos still computing (at shutdown)."""
+        if self._running:
+            await asyncio.wait(self._running)
+
+    def _finished(self, task: "asyncio.Task[DemoResult]") -> None:
+        self._running.discard(task)
+        self._slots.release()
+        if not task.cancelled():
+            task.exception()  # retrieved here when the request that wanted it was cancelled
