@@ -105,3 +105,12 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, object]) -> dic
             "--no-first-run",
         ],
     }
+
+
+@pytest.fixture(scope="session")
+def worker_url() -> Iterator[str]:
+    """A real demo worker subprocess (torch on CPU), shared by the session."""
+    from app.localworker import LocalWorker
+
+    with LocalWorker() as url:
+        yield url

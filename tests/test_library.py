@@ -58,7 +58,9 @@ def test_removed_file_disappears(content_dir: Path) -> None:
     library = Library(content_dir)
     library.load()
     (content_dir / "testdeck" / "other.md").unlink()
-    (content_dir / "testdeck" / "scaling.md").write_text(GOOD_CARD.replace("card:test-other", "card:test-scaling"))
+    (content_dir / "testdeck" / "scaling.md").write_text(
+        GOOD_CARD.replace("card:test-other", "card:test-scaling")
+    )
     assert library.changed()
     assert sorted(library.load().cards) == ["test-scaling"]
     assert not library.changed()
@@ -87,10 +89,17 @@ def test_server_loads_good_cards_and_logs_the_others(
 
 
 def test_edits_are_served_within_a_second(tmp_path: Path, content_dir: Path) -> None:
-    settings = Settings(content_dir=content_dir, data_dir=tmp_path / "data", reload_content=True, reload_interval=0.2)
+    settings = Settings(
+        content_dir=content_dir,
+        data_dir=tmp_path / "data",
+        reload_content=True,
+        reload_interval=0.2,
+    )
     card_file = content_dir / "testdeck" / "other.md"
     with TestClient(create_app(settings)) as client:
-        card_file.write_text(OTHER_CARD.replace("Positive and smooth.", "Always positive, and smooth."))
+        card_file.write_text(
+            OTHER_CARD.replace("Positive and smooth.", "Always positive, and smooth.")
+        )
         deadline = time.monotonic() + 1.0
         while "Always positive" not in client.post("/cards/test-other/reveal").text:
             assert time.monotonic() < deadline, "edit not served within a second"
@@ -107,5 +116,10 @@ def test_edits_are_served_within_a_second(tmp_path: Path, content_dir: Path) -> 
             assert time.monotonic() < deadline, "problem not shown within a second"
             time.sleep(0.05)
         line = line_of(broken, "## TLDR")
-        assert any(p.endswith(f"other.md:{line}: unknown section 'TLDR': expected one of: Answer, TL;DR, Analogy, Deep dive, When it doesn't apply, Quick scan, Side by side, Real-world examples, Follow-ups, Red flags, Multiple choice") for p in problems), problems
+        assert any(
+            p.endswith(
+                f"other.md:{line}: unknown section 'TLDR': expected one of: Answer, TL;DR, Analogy, Deep dive, When it doesn't apply, Quick scan, Side by side, Real-world examples, Follow-ups, Red flags, Multiple choice"
+            )
+            for p in problems
+        ), problems
         assert page.select_one("h1#question").get_text() == "What is softmax?"  # type: ignore[union-attr]

@@ -76,7 +76,9 @@ def test_reveal_shows_every_section_beside_the_typed_answer(client: TestClient) 
     ]
     follow_ups = page.select("#follow-ups ol.follow-ups > li")
     assert [li["id"] for li in follow_ups] == ["follow-up-why-sqrt", "follow-up-flash"]
-    assert all(li.select_one("details > summary").get_text() == "Show approach" for li in follow_ups)  # type: ignore[union-attr]
+    assert all(
+        li.select_one("details > summary").get_text() == "Show approach" for li in follow_ups
+    )  # type: ignore[union-attr]
     assert [li["id"] for li in page.select("ul.red-flags > li")] == [
         "red-flag-sqrt-d-model",
         "red-flag-tuned",

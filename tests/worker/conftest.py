@@ -1,0 +1,54 @@
+"""Fixtures for the worker tests: a CPU device, a demo runner and an HTTP client."""
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import torch
+from fastapi.testclient import TestClient
+
+from app.worker.api import create_worker_app
+from app.worker.demo import DemoResult
+from app.worker.demos import get_demo
+
+RunDemo = Callable[..., DemoResult]
+
+# Small parameters for every demo: enough to exercise the code, fast enough to
+# run each demo several times (reproducibility, API round trips).
+SMALL: dict[str, dict[str, Any]] = {
+    "score_variance": {"d_k": 16, "samples": 500},
+    "softmax_saturation": {"d_k": 16, "keys": 16, "rows": 50},
+    "temperature": {"d_k": 16, "keys": 16, "rows": 50},
+    "rope": {"d": 8, "samples": 200, "max_position": 64},
+    "quantized_k": {"d": 16, "keys": 64, "queries": 4},
+    "online_softmax": {"keys": 64, "block_size": 16, "d": 8, "queries": 2},
+    "stable_softmax": {"keys": 4},
+    "sdpa": {"query_dim": 8, "value_dim": 4, "queries": 2, "keys": 3},
+    "softcap": {},
+    "divisor": {},
+    "kv_cache": {},
+}
+
+
+@pytest.fixture(scope="session")
+def cpu() -> torch.device:
+    """The CPU: every test measures there, GPU or not."""
+    return torch.device("cpu")
+
+
+@pytest.fixture
+def run(cpu: torch.device) -> RunDemo:
+    """Run a demo by name on the CPU with some parameters, the rest defaulted."""
+
+    def run_demo(name: str, **params: Any) -> DemoResult:
+        demo = get_demo(name)
+        return demo.run(demo.validate(params), cpu)
+
+    return run_demo
+
+
+@pytest.fixture
+def client() -> Iterator[TestClient]:
+    """An HTTP client on a CPU worker whose lifespan has started."""
+    with TestClient(create_worker_app(device="cpu")) as test_client:
+        yield test_client

@@ -1,0 +1,134 @@
+"""Demos run in threads, at most ``max_concurrent`` at once, with a bounded queue."""
+
+import asyncio
+import threading
+
+import pytest
+import torch
+
+from app.worker.demo import Demo, Outcome
+from app.worker.params import DemoParams
+from app.worker.runner import DemoRunner, WorkerBusy
+
+
+class NoParams(DemoParams):
+    pass
+
+
+class Gate:
+    """A demo compute function that blocks until released and counts who is inside."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.lock = threading.Lock()
+        self.inside = 0
+        self.most_inside = 0
+
+    def __call__(self, params: NoParams, device: torch.device) -> Outcome:
+        with self.lock:
+            self.inside += 1
+            self.most_inside = max(self.most_inside, self.inside)
+        self.release.wait(timeout=5)
+        with self.lock:
+            self.inside -= 1
+        return Outcome(outputs={"value": 1.0})
+
+
+def gated_demo(gate: Gate) -> Demo[NoParams]:
+    return Demo(
+        name="gated",
+        version=1,
+        title="Gated",
+        description="Blocks until released.",
+        params=NoParams,
+        outputs={"value": "Always 1."},
+        compute=gate,
+    )
+
+
+async def settle() -> None:
+    """Let queued tasks reach their await points."""
+    for _ in range(20):
+        await asyncio.sleep(0.01)
+
+
+def test_at_most_max_concurrent_compute_at_once_and_the_rest_wait() -> None:
+    gate = Gate()
+    demo = gated_demo(gate)
+
+    async def scenario() -> list[float]:
+        runner = DemoRunner(torch.device("cpu"), max_concurrent=2, max_waiting=8)
+        tasks = [asyncio.create_task(runner.run(demo, NoParams())) for _ in range(5)]
+        await settle()
+        assert gate.inside == 2
+        gate.release.set()
+        results = await asyncio.gather(*tasks)
+        return [result.outputs["value"] for result in results]
+
+    assert asyncio.run(scenario()) == [1.0] * 5
+    assert gate.most_inside == 2
+
+
+def test_a_full_queue_refuses_at_once() -> None:
+    gate = Gate()
+    demo = gated_demo(gate)
+
+    async def scenario() -> None:
+        runner = DemoRunner(torch.device("cpu"), max_concurrent=1, max_waiting=1)
+        running = asyncio.create_task(runner.run(demo, NoParams()))
+        waiting = asyncio.create_task(runner.run(demo, NoParams()))
+        await settle()
+        with pytest.raises(WorkerBusy, match="1 demos running and 1 waiting"):
+            await runner.run(demo, NoParams())
+        gate.release.set()
+        await asyncio.gather(running, waiting)
+
+    asyncio.run(scenario())
+
+
+def test_a_cancelled_request_keeps_its_slot_until_the_thread_ends() -> None:
+    gate = Gate()
+    demo = gated_demo(gate)
+
+    async def scenario() -> None:
+        runner = DemoRunner(torch.device("cpu"), max_concurrent=1, max_waiting=4)
+        abandoned = asyncio.create_task(runner.run(demo, NoParams()))
+        await settle()
+        abandoned.cancel()
+        follower = asyncio.create_task(runner.run(demo, NoParams()))
+        await settle()
+        # The thread of the cancelled request still computes: nobody else may start.
+        assert gate.inside == 1
+        gate.release.set()
+        await follower
+        await runner.drain()
+
+    asyncio.run(scenario())
+    assert gate.most_inside == 1
+
+
+def test_each_demo_computes_with_the_configured_torch_threads() -> None:
+    seen: list[int] = []
+
+    def record(params: NoParams, device: torch.device) -> Outcome:
+        seen.append(torch.get_num_threads())
+        return Outcome(outputs={"value": 1.0})
+
+    demo = Demo(
+        name="threads",
+        version=1,
+        title="Threads",
+        description="Records torch's thread count.",
+        params=NoParams,
+        outputs={"value": "Always 1."},
+        compute=record,
+    )
+    before = torch.get_num_threads()
+    asyncio.run(DemoRunner(torch.device("cpu"), num_threads=1).run(demo, NoParams()))
+    assert seen == [1]
+    assert torch.get_num_threads() == before  # the caller's own thread is left alone
+
+
+def test_limits_must_make_sense() -> None:
+    with pytest.raises(ValueError, match="max_concurrent must be at least 1"):
+        DemoRunner(torch.device("cpu"), max_concurrent=0)
