@@ -19,6 +19,10 @@ from app.binding import EmbeddedDemo, LiveBinding, Scalar, parse_value
 CATALOG_PATH = Path(__file__).with_name("demo_catalog.json")
 
 
+def _number(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
+
+
 @dataclass(frozen=True)
 class ParamSpec:
     name: str
@@ -37,7 +41,7 @@ class ParamSpec:
             return "true or false"
         kind = "an integer" if self.type == "integer" else "a number"
         if self.minimum is not None and self.maximum is not None:
-            return f"{kind} between {self.minimum:g} and {self.maximum:g}"
+            return f"{kind} between {_number(self.minimum)} and {_number(self.maximum)}"
         return kind
 
     def coerce(self, value: Scalar) -> Scalar:

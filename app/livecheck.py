@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol
 
 from app.binding import LiveBinding, Scalar
 from app.card import Card, Problem
+from app.chart import Series
 from app.demos import DemoSpec, catalog
 from app.worker_client import WorkerClient, WorkerError, WorkerRejected, WorkerUnavailable
 
@@ -201,6 +202,13 @@ class DemoView:
     params: dict[str, Scalar]
     result: dict[str, Any] | None
     slot: str  # unique on the page: ids of the result box and charts
+
+    @property
+    def series(self) -> list[Series]:
+        return [
+            Series(s["name"], s["kind"], s["x"], s["y"], s["x_label"], s["y_label"])
+            for s in (self.result or {}).get("series", [])
+        ]
 
 
 def demo_view(results: LiveResults, demo: str, params: dict[str, Scalar], slot: str) -> DemoView:

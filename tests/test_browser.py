@@ -24,9 +24,11 @@ BUDGET_BYTES = 100 * 1024
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """The app on the bundled content, served by uvicorn on a free port."""
-    settings = Settings(data_dir=tmp_path_factory.mktemp("data"), reload_content=False)
+def server(tmp_path_factory: pytest.TempPathFactory, worker_url: str) -> Iterator[LiveServer]:
+    """The app on the bundled content with a real worker, served by uvicorn on a free port."""
+    settings = Settings(
+        data_dir=tmp_path_factory.mktemp("data"), reload_content=False, worker_url=worker_url
+    )
     with LiveServer(settings) as live:
         yield live
 
@@ -134,3 +136,38 @@ def test_missing_card_is_a_404_page(page: Page, server: LiveServer) -> None:
     response = page.goto(server.url + "/cards/no-such-card")
     assert response is not None and response.status == 404
     expect(page.get_by_role("heading", level=1)).to_have_text("Not found")
+
+
+def test_embedded_demo_updates_in_place(page: Page, server: LiveServer, artifacts: Path) -> None:
+    page.set_viewport_size(DESKTOP)
+    page.goto(server.url + f"/cards/{FIRST_CARD}")
+    page.get_by_role("button", name="Reveal answer").click()
+    # The badges arrive in one request after the reveal, replacing "not yet run".
+    first_badge = page.locator("span.live .badge").first
+    expect(first_badge).to_contain_text("checked", timeout=30_000)
+    expect(page.locator("span.live .badge", has_text="not yet run")).to_have_count(0)
+
+    demo = page.locator("figure.demo").first
+    variance = demo.locator("table.demo-numbers tbody tr", has_text="variance").first.locator("td").first
+    expect(variance).to_be_visible(timeout=30_000)
+    before_value = variance.inner_text()
+    before_chart = demo.locator("svg.chart").first.inner_html()
+
+    d_k = demo.get_by_label("d_k", exact=True)
+    d_k.fill("16")
+    d_k.dispatch_event("change")
+    # A status fragment stands in while the worker computes, then the result.
+    expect(demo.locator(".demo-status")).to_have_count(0, timeout=30_000)
+    expect(variance).to_be_visible()
+    expect(variance).not_to_have_text(before_value)
+    assert abs(float(variance.inner_text()) - 1.0) < 0.1  # sqrt(d_k) scaling: variance 1
+    assert demo.locator("svg.chart").first.inner_html() != before_chart
+    assert demo.locator("svg.chart title").first.text_content()  # the chart has a text alternative
+    demo.scroll_into_view_if_needed()
+    demo.screenshot(path=artifacts / "demo-desktop.png")
+
+    results = Axe().run(page)
+    assert results.violations_count == 0, results.generate_report()
+    page.set_viewport_size(PHONE)
+    no_horizontal_scroll(page)
+    demo.screenshot(path=artifacts / "demo-phone.png")

@@ -6,7 +6,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
-from app.chart import Series
 from app.livecheck import DemoView, LiveResults, demo_view
 from app.routes.deps import CardDep, HtmxDep
 from app.templating import templates
@@ -35,13 +34,6 @@ async def card_live(request: Request, card: CardDep, live: LiveDep) -> HTMLRespo
     )
 
 
-def _series(result: dict[str, Any]) -> list[Series]:
-    return [
-        Series(s["name"], s["kind"], s["x"], s["y"], s["x_label"], s["y_label"])
-        for s in result.get("series", [])
-    ]
-
-
 @router.get("/demos/{demo_name}", response_class=HTMLResponse, name="demo")
 async def demo(
     request: Request,
@@ -63,7 +55,7 @@ async def demo(
     except ValueError as exc:
         status = 404 if "unknown demo" in str(exc) else 422
         raise HTTPException(status, f"{exc}.") from None
-    context: dict[str, Any] = {"view": view, "error": None, "series": []}
+    context: dict[str, Any] = {"view": view, "error": None}
     result = view.result
     if result is None and htmx:
         failure = live.take_failure(demo_name, view.params)
@@ -84,6 +76,5 @@ async def demo(
             context["error"] = str(exc)
             return templates.TemplateResponse(request, "demo.html", context, status_code=503)
     context["view"] = DemoView(view.spec, view.params, result, slot)
-    context["series"] = _series(result)
     template = "_demo_result.html" if htmx else "demo.html"
     return templates.TemplateResponse(request, template, context)
