@@ -139,8 +139,8 @@ def test_demo_page_without_javascript(tmp_path: Path, live_content: Path, worker
 @pytest.mark.parametrize(
     ("query", "status", "message"),
     [
-        ("d_k=5000", 422, "d_k must be an integer between 1 and 4096, got '5000'"),
-        ("d_k=abc", 422, "d_k must be an integer between 1 and 4096, got 'abc'"),
+        ("d_k=5000", 422, "d_k must be an integer between 1 and 4,096, got '5000'"),
+        ("d_k=abc", 422, "d_k must be an integer between 1 and 4,096, got 'abc'"),
         ("divisor=seven", 422, "divisor must be one of none, sqrt_dk, dk, sqrt_dmodel"),
         ("dk=12", 422, "demo 'score_variance' has no parameter 'dk'"),
     ],
