@@ -386,8 +386,10 @@ def parse_card(text: str, path: str) -> ParseResult:
 
     found = _walk(tokens, body_start, path, problems)
     slots = found.slots
-    for match in _PLACEHOLDER_RE.finditer(text):
-        line = text.count("\n", 0, match.start()) + 1
+    placeholder_lines = sorted(
+        {text.count("\n", 0, m.start()) + 1 for m in _PLACEHOLDER_RE.finditer(text)}
+    )
+    for line in placeholder_lines:
         problems.append(
             Problem(path, line, f"placeholder '{PLACEHOLDER}' left in the card: replace it")
         )

@@ -119,6 +119,31 @@ def check(
         raise typer.Exit(EXIT_PROBLEMS)
 
 
+@cli.command()
+def new(
+    deck: Annotated[
+        str, typer.Argument(help="Deck folder under the content folder, e.g. attention.")
+    ],
+    slug: Annotated[str, typer.Argument(help="File name without .md, e.g. softmax-saturation.")],
+) -> None:
+    """Write a new card with every section and placeholders to replace.
+
+    The card gets a fresh, permanent id (DECK-SLUG). The check fails on every
+    placeholder line until it is written: run `quizlab check --watch` beside it.
+    """
+    from app.library import Library, display_path
+    from app.scaffold import ScaffoldError, new_card
+
+    settings = get_settings()
+    taken = set(Library(settings.content_dir).load().cards)
+    try:
+        path = new_card(settings.content_dir, deck, slug, taken)
+    except ScaffoldError as exc:
+        typer.echo(f"quizlab new: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    typer.echo(display_path(path))
+
+
 def main() -> None:
     # Typer exits 2 on usage errors already; keep that contract for `check`.
     sys.exit(cli())

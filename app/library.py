@@ -31,6 +31,7 @@ class Snapshot:
 
     cards: dict[str, Card] = field(default_factory=dict)
     problems: dict[str, list[Problem]] = field(default_factory=dict)  # by path
+    reloading: bool = False  # files are re-read while serving: pages offer a live preview
 
     @property
     def decks(self) -> list[Deck]:
@@ -68,8 +69,9 @@ def card_files(paths: Iterable[Path]) -> list[Path]:
 class Library:
     """Cards under one or more roots; :meth:`load` (re)reads them and swaps the snapshot."""
 
-    def __init__(self, *roots: Path) -> None:
+    def __init__(self, *roots: Path, reloading: bool = False) -> None:
         self.roots = roots
+        self.reloading = reloading
         self.snapshot = Snapshot()
         self._parsed: dict[str, tuple[str, ParseResult]] = {}  # path -> content hash, result
         self._last_good: dict[str, Card] = {}  # by path
@@ -139,7 +141,7 @@ class Library:
             # Forget deleted files, so a removed card disappears from the site.
             self._last_good = {k: v for k, v in self._last_good.items() if k in shown_paths}
             self._parsed = {k: v for k, v in self._parsed.items() if k in shown_paths}
-            self.snapshot = Snapshot(cards, problems)
+            self.snapshot = Snapshot(cards, problems, self.reloading)
         return self.snapshot
 
     def changed(self) -> bool:

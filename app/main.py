@@ -40,7 +40,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        library = Library(settings.content_dir)
+        library = Library(settings.content_dir, reloading=settings.reload_content)
         snapshot = await asyncio.to_thread(library.load)
         logger.info("loaded %d cards from %s", len(snapshot.cards), settings.content_dir)
         for problem in snapshot.all_problems():

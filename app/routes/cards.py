@@ -3,9 +3,9 @@
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Form, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 
-from app.card import Card
+from app.card import Card, Problem, content_hash
 from app.library import Snapshot
 from app.livecheck import LiveResults, demo_views
 from app.routes.deps import CardDep, HtmxDep, SnapshotDep
@@ -14,6 +14,12 @@ from app.templating import templates
 
 router = APIRouter()
 
+
+def preview_state(card: Card, problems: list[Problem]) -> str:
+    """Changes whenever the card or its file's problems change."""
+    return content_hash(card.content_hash + "".join(str(p) for p in problems))[:16]
+
+
 MAX_ANSWER_LENGTH = 20_000
 
 
@@ -21,9 +27,11 @@ def _context(
     card: Card, snapshot: Snapshot, live: LiveResults, **extra: object
 ) -> dict[str, object]:
     measurements = live.measurements(card)
+    problems = snapshot.problems.get(card.path, [])
     return {
         "card": card,
-        "problems": snapshot.problems.get(card.path, []),
+        "problems": problems,
+        "preview_state": preview_state(card, problems) if snapshot.reloading else None,
         "measurements": measurements,
         "live_pending": any(m.status == "pending" for m in measurements.values()),
         "demo_views": demo_views(live, card),
@@ -86,3 +94,26 @@ async def choose(
     context = _context(card, snapshot, live, choice_result=result)
     template = "_choice_result.html" if htmx else "card.html"
     return templates.TemplateResponse(request, template, context)
+
+
+@router.get("/cards/{card_id}/preview", response_class=HTMLResponse, name="card_preview")
+async def card_preview(
+    request: Request,
+    card: CardDep,
+    snapshot: SnapshotDep,
+    live: LiveDep,
+    since: Annotated[str, Query(max_length=64)] = "",
+    view: Annotated[Literal["practice", "scan"], Query()] = "practice",
+    revealed: Annotated[bool, Query()] = False,
+    answer: Annotated[str, Query(max_length=MAX_ANSWER_LENGTH)] = "",
+) -> Response:
+    """The card re-rendered when its file changed since ``since``; 204 while it has not.
+
+    Polled every second by a card page while content reloading is on, so an
+    author sees each save (and its check problems) without reloading.
+    """
+    problems = snapshot.problems.get(card.path, [])
+    if not snapshot.reloading or preview_state(card, problems) == since:
+        return Response(status_code=204)
+    context = _context(card, snapshot, live, view=view, revealed=revealed, typed_answer=answer)
+    return templates.TemplateResponse(request, "_card_article.html", context)
