@@ -125,7 +125,9 @@ class CardLink:
     line: int
 
 
-@dataclass(frozen=True)
+# eq=False: a card is hashed by identity (cheaply, for caches); a reloaded file
+# gives a new Card object.
+@dataclass(frozen=True, eq=False)
 class Card:
     id: str
     title: str

@@ -12,9 +12,10 @@ import logging
 import math
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal, Protocol
 
-from app.binding import LiveBinding, Scalar
+from app.binding import EmbeddedDemo, LiveBinding, Scalar
 from app.card import Card, Problem
 from app.chart import Series
 from app.demos import DemoSpec, catalog
@@ -67,6 +68,25 @@ def judge(binding: LiveBinding, result: dict[str, Any]) -> Measurement:
     )
 
 
+@lru_cache(maxsize=8192)
+def _resolve(
+    demo: str, params: tuple[tuple[str, Scalar], ...]
+) -> tuple[DemoSpec, dict[str, Scalar], str]:
+    # Memoised: a card page resolves every live number on every request.
+    spec = catalog().get(demo)
+    if spec is None:
+        raise ValueError(f"unknown demo '{demo}' (demos: {', '.join(catalog())})")
+    full = spec.resolve(dict(params))
+    return spec, full, spec.cache_key(full)
+
+
+@lru_cache(maxsize=4096)
+def _card_keys(card: Card) -> tuple[str, ...]:
+    # Cards are immutable and hashed by identity: a reloaded card is a new object.
+    slots: list[LiveBinding | EmbeddedDemo] = [*card.bindings, *card.demos]
+    return tuple(_resolve(s.demo, tuple(sorted(s.params.items())))[2] for s in slots)
+
+
 class LiveResults:
     """Results of demo runs: memory, then the store, then the worker."""
 
@@ -86,11 +106,16 @@ class LiveResults:
         Raises:
             ValueError: unknown demo or parameter, or a value out of bounds.
         """
-        spec = catalog().get(demo)
-        if spec is None:
-            raise ValueError(f"unknown demo '{demo}' (demos: {', '.join(catalog())})")
-        full = spec.resolve(params)
-        return spec, full, spec.cache_key(full)
+        spec, full, key = _resolve(demo, tuple(sorted(params.items())))
+        return spec, dict(full), key
+
+    def signature(self, card: Card) -> tuple[bool, ...]:
+        """Which of a card's live numbers and demos have results in memory.
+
+        A rendered card page depends on the card and on this, so it can be
+        cached until a result arrives.
+        """
+        return tuple(key in self._memory for key in _card_keys(card))
 
     def cached(self, key: str) -> dict[str, Any] | None:
         """A result already in memory; never blocks."""

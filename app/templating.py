@@ -40,6 +40,9 @@ def path_for(context: dict[str, Any], name: str, /, **params: Any) -> str:
 templates = Jinja2Templates(directory=TEMPLATES_DIR)
 templates.env.globals["static_url"] = static_url
 templates.env.globals["path_for"] = path_for
+# Templates ship with the code: checking their mtimes on every render costs
+# a stat per include on the hot path.
+templates.env.auto_reload = False
 templates.env.trim_blocks = True
 templates.env.lstrip_blocks = True
 templates.env.globals["SECTIONS"] = SECTIONS

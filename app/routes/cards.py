@@ -1,5 +1,6 @@
 """The card page: practise a question, reveal, answer the multiple choice."""
 
+import asyncio
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Form, HTTPException, Query, Request
@@ -8,8 +9,11 @@ from fastapi.responses import HTMLResponse, Response
 from app.card import Card, Problem, content_hash
 from app.library import Snapshot
 from app.livecheck import LiveResults, demo_views
+from app.pagecache import PageCache
+from app.progress import record_choice
 from app.routes.deps import CardDep, HtmxDep, SnapshotDep
 from app.routes.live import LiveDep
+from app.routes.progress import LearnerDep, SessionDep
 from app.templating import templates
 
 router = APIRouter()
@@ -46,14 +50,27 @@ def _context(
 @router.get("/cards/{card_id}", response_class=HTMLResponse, name="card")
 async def card_page(
     request: Request,
-    card: CardDep,
-    snapshot: SnapshotDep,
-    live: LiveDep,
+    card_id: str,
     view: Annotated[Literal["practice", "scan"], Query()] = "practice",
-) -> HTMLResponse:
-    return templates.TemplateResponse(
-        request, "card.html", _context(card, snapshot, live, view=view)
-    )
+) -> Response:
+    # The busiest page: it reads app state directly instead of through four
+    # dependencies, whose resolution would cost more than serving a cached page.
+    snapshot: Snapshot = request.app.state.library.snapshot
+    live: LiveResults = request.app.state.live
+    cache: PageCache = request.app.state.page_cache
+    card = snapshot.cards.get(card_id)
+    if card is None:
+        raise HTTPException(404, f"There is no card with the id '{card_id}'.")
+    problems = snapshot.problems.get(card.path, [])
+    key = (card, view, tuple(problems), live.signature(card), snapshot.reloading)
+    body = cache.get(key)
+    if body is None:
+        response = templates.TemplateResponse(
+            request, "card.html", _context(card, snapshot, live, view=view)
+        )
+        cache.put(key, bytes(response.body))
+        return response
+    return HTMLResponse(body)
 
 
 @router.post("/cards/{card_id}/reveal", response_class=HTMLResponse, name="reveal")
@@ -77,6 +94,8 @@ async def choose(
     snapshot: SnapshotDep,
     live: LiveDep,
     htmx: HtmxDep,
+    session: SessionDep,
+    learner: LearnerDep,
     choice: Annotated[str, Form(max_length=8)] = "",
 ) -> HTMLResponse:
     quiz = card.multiple_choice
@@ -86,6 +105,7 @@ async def choose(
     if picked is None:
         keys = ", ".join(c.key for c in quiz.choices)
         raise HTTPException(422, f"Pick one of the options ({keys}) before checking.")
+    await asyncio.to_thread(record_choice, session, learner, card_id=card.id, choice=picked)
     result = {
         "choice": picked,
         "correct": picked.correct,

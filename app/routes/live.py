@@ -17,7 +17,7 @@ _SLOT = re.compile(r"^[a-z0-9-]{1,120}$")
 RESERVED = {"_slot"}
 
 
-def get_live(request: Request) -> LiveResults:
+async def get_live(request: Request) -> LiveResults:
     live: LiveResults = request.app.state.live
     return live
 
