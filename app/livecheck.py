@@ -117,6 +117,10 @@ class LiveResults:
         """
         return tuple(key in self._memory for key in _card_keys(card))
 
+    def forget(self) -> None:
+        """Drop the results held in memory (the store keeps its copies)."""
+        self._memory.clear()
+
     def cached(self, key: str) -> dict[str, Any] | None:
         """A result already in memory; never blocks."""
         result = self._memory.get(key)
