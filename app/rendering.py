@@ -213,11 +213,14 @@ def build_markdown() -> MarkdownIt:
 MARKDOWN = build_markdown()
 
 
+_ALIGN_STYLE = re.compile(r'style="text-align:(left|right|center)"')
+
+
 def _scrollable(html: str) -> str:
     # Wide code, tables and formulas scroll inside their own box. A box that
     # scrolls must be reachable by keyboard (WCAG 2.1.1), so give it a tab stop.
     # This runs after sanitising, on tags markdown-it wrote without attributes.
-    return (
+    html = (
         html.replace("<pre>", '<pre tabindex="0">')
         .replace(
             "<table>",
@@ -226,6 +229,9 @@ def _scrollable(html: str) -> str:
         .replace("</table>", "</table></div>")
         .replace('<div class="math-display">', '<div class="math-display" tabindex="0">')
     )
+    # The Content-Security-Policy forbids inline styles: table alignment
+    # becomes a class.
+    return _ALIGN_STYLE.sub(r'class="align-\1"', html)
 
 
 def render_tokens(
@@ -268,8 +274,33 @@ def render_inline(text: str) -> str:
     return sanitize(MARKDOWN.renderInline(text))
 
 
+_GROUP = r"\{([^{}]*)\}"
+_LATEX_WORDS = [
+    (re.compile(r"\\(?:text|mathrm|operatorname|mathbf|mathit|mathsf|mathtt)\s*" + _GROUP), r"\1"),
+    (re.compile(r"\\sqrt\s*" + _GROUP), r"sqrt(\1)"),
+    (re.compile(r"\\frac\s*" + _GROUP + r"\s*" + _GROUP), r"(\1)/(\2)"),
+    (re.compile(r"\\(?:top|intercal)\b"), "T"),
+    (re.compile(r"\\(?:cdot|times)\b"), "·"),
+    (re.compile(r"\\approx\b"), "≈"),
+    (re.compile(r"\\[,;!: ]"), " "),
+]
+
+
+def _latex_to_text(latex: str) -> str:
+    """Formula source as readable text (``\\sqrt{d_k}`` -> ``sqrt(d_k)``), for labels."""
+    text = latex
+    for _ in range(5):  # nested groups unwrap from the inside out
+        before = text
+        for pattern, replacement in _LATEX_WORDS:
+            text = pattern.sub(replacement, text)
+        if text == before:
+            break
+    text = re.sub(r"\\([A-Za-z]+)", r"\1", text)
+    return re.sub(r"[{}]", "", text).strip()
+
+
 def plain_text(text: str) -> str:
-    """A rough plain-text form of inline Markdown, for search and page titles."""
-    text = re.sub(r"\$+([^$]*)\$+", r"\1", text)
-    text = re.sub(r"\\(?:sqrt|frac|text|mathrm|operatorname)\b", "", text)
-    return re.sub(r"[`*_{}\\]", "", text).strip()
+    """A plain-text form of inline Markdown, for search, page titles and labels."""
+    text = re.sub(r"\$+([^$]*)\$+", lambda m: _latex_to_text(m.group(1)), text)
+    text = re.sub(r"\{live\}`[^`]*=\s*([^`=±]*?)\s*(?:±|\+-)[^`]*`", r"\1", text)
+    return re.sub(r"[`*\\]", "", text).strip()
