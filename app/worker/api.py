@@ -31,7 +31,7 @@ from app import __version__
 from app.settings import get_settings
 from app.worker.demo import DemoInfo, DemoResult
 from app.worker.demos import DEMOS, UnknownDemo, get_demo
-from app.worker.device import default_threads, resolve_device
+from app.worker.device import resolve_device
 from app.worker.params import InvalidParams, ParamProblem
 from app.worker.runner import DemoRunner, WorkerBusy
 
@@ -112,39 +112,47 @@ def create_worker_app(
     device: str | None = None,
     max_concurrent: int = 1,
     max_waiting: int = 16,
-    num_threads: int | None = None,
+    num_threads: int = 1,
+    warm_up: bool = True,
 ) -> FastAPI:
     """Build the worker app.
 
     Args:
         device: ``"auto"``, ``"cpu"`` or ``"cuda"``; None reads
             ``Settings.worker_device`` (``QUIZLAB_WORKER_DEVICE``).
-        max_concurrent: demos computing at once. One by default: a demo
-            already uses every CPU through torch's intra-op threads.
+        max_concurrent: demos computing at once. One by default, which
+            leaves a core to the web server when both share a 2-core machine;
+            on a machine of its own, the number of cores.
         max_waiting: requests that may queue for a slot before the worker
             answers 503.
-        num_threads: torch intra-op threads; None splits the CPUs this
-            process may use between the concurrent demos.
+        num_threads: torch intra-op threads per demo: one by default, as
+            more slow every demo down badly when other processes compete for
+            the cores (see :class:`~app.worker.runner.DemoRunner`).
+        warm_up: run every demo once at its smallest parameters before
+            serving, so that torch's one-time set-up does not land on the
+            first request.
 
     Returns:
-        The app. Its lifespan resolves the device (failing at start-up when
-        CUDA is asked for and absent) and sets torch's thread count, which it
-        restores at shutdown.
+        The app. Its lifespan resolves the device, failing at start-up when
+        CUDA is asked for and absent, and waits at shutdown for the demos
+        still computing.
     """
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        torch_device = resolve_device(device or get_settings().worker_device)
-        previous_threads = torch.get_num_threads()
-        # Process-wide: more intra-op threads than CPUs only adds contention.
-        torch.set_num_threads(num_threads or default_threads(max_concurrent))
-        runner = DemoRunner(torch_device, max_concurrent=max_concurrent, max_waiting=max_waiting)
+        runner = DemoRunner(
+            resolve_device(device or get_settings().worker_device),
+            max_concurrent=max_concurrent,
+            max_waiting=max_waiting,
+            num_threads=num_threads,
+        )
         app.state.runner = runner
+        if warm_up:
+            await runner.warm_up(DEMOS.values())
         try:
             yield
         finally:
             await runner.drain()
-            torch.set_num_threads(previous_threads)
 
     app = FastAPI(title="Quizlab demo worker", version=__version__, lifespan=lifespan)
     app.include_router(router)

@@ -192,3 +192,17 @@ class Demo(Generic[P]):
             params=param_specs(self.params),
             outputs=dict(self.outputs),
         )
+
+    def smallest(self) -> P:
+        """The cheapest parameters: every bounded number at its minimum.
+
+        Used to warm the worker up at start-up (the first call of each torch
+        kernel pays a one-time set-up cost) and to test the edge of each range.
+        """
+        return self.validate(
+            {
+                spec.name: spec.minimum
+                for spec in param_specs(self.params)
+                if spec.minimum is not None and spec.choices is None and spec.name != "seed"
+            }
+        )

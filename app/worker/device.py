@@ -1,7 +1,5 @@
 """Where demos run: choosing the torch device, seeding generators, sizing thread pools."""
 
-import os
-
 import torch
 
 
@@ -42,23 +40,6 @@ def seeded(device: torch.device, seed: int) -> torch.Generator:
     its numbers on the same kind of device, not across them.
     """
     return torch.Generator(device=device).manual_seed(seed)
-
-
-def available_cpus() -> int:
-    """CPUs this process may run on (a container's limit, not the host's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # sched_getaffinity is Linux-only
-        return os.cpu_count() or 1
-
-
-def default_threads(max_concurrent: int) -> int:
-    """Intra-op threads per demo so that ``max_concurrent`` demos share the CPUs.
-
-    More threads than CPUs makes torch's workers fight over cores and slows
-    every request down, so the CPUs are split between concurrent demos.
-    """
-    return max(1, available_cpus() // max(1, max_concurrent))
 
 
 def synchronize(device: torch.device) -> None:

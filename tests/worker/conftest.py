@@ -30,6 +30,15 @@ SMALL: dict[str, dict[str, Any]] = {
 }
 
 
+@pytest.fixture(scope="session", autouse=True)
+def one_torch_thread() -> Iterator[None]:
+    """Run demos on one torch thread, as the worker does (steady times on a busy machine)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def cpu() -> torch.device:
     """The CPU: every test measures there, GPU or not."""
@@ -49,6 +58,6 @@ def run(cpu: torch.device) -> RunDemo:
 
 @pytest.fixture
 def client() -> Iterator[TestClient]:
-    """An HTTP client on a CPU worker whose lifespan has started."""
-    with TestClient(create_worker_app(device="cpu")) as test_client:
+    """An HTTP client on a CPU worker whose lifespan has started (without the warm-up)."""
+    with TestClient(create_worker_app(device="cpu", warm_up=False)) as test_client:
         yield test_client

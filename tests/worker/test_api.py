@@ -26,6 +26,11 @@ def test_health(client: TestClient) -> None:
     }
 
 
+def test_start_up_warms_every_demo_up() -> None:
+    with TestClient(create_worker_app(device="cpu", warm_up=True)) as test_client:
+        assert test_client.get("/health").status_code == 200
+
+
 def test_demo_list_describes_every_parameter(client: TestClient) -> None:
     response = client.get("/demos")
     assert response.status_code == 200
@@ -153,13 +158,13 @@ class BusyRunner:
     """A runner whose queue is always full."""
 
     async def run(self, demo: Demo[Any], params: DemoParams) -> DemoResult:
-        raise WorkerBusy("1 demos running and 16 waiting: try again in a moment")
+        raise WorkerBusy("the worker is busy (1 running, 16 waiting): try again in a moment")
 
 
 @pytest.fixture
 def busy_client() -> Iterator[TestClient]:
     """A worker whose queue is full."""
-    app = create_worker_app(device="cpu")
+    app = create_worker_app(device="cpu", warm_up=False)
     app.dependency_overrides[get_runner] = BusyRunner
     with TestClient(app) as test_client:
         yield test_client
@@ -176,7 +181,7 @@ def test_full_queue_is_503_with_retry_after(busy_client: TestClient) -> None:
 def test_asking_for_cuda_without_a_gpu_fails_at_start_up() -> None:
     with (
         pytest.raises(RuntimeError, match="QUIZLAB_WORKER_DEVICE=cuda but torch sees no GPU"),
-        TestClient(create_worker_app(device="cuda")),
+        TestClient(create_worker_app(device="cuda", warm_up=False)),
     ):
         pass
 
@@ -185,7 +190,7 @@ def test_auto_device_follows_torch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("QUIZLAB_WORKER_DEVICE", "auto")
     get_settings.cache_clear()
     try:
-        with TestClient(create_worker_app()) as test_client:
+        with TestClient(create_worker_app(warm_up=False)) as test_client:
             device = test_client.get("/health").json()["device"]
     finally:
         get_settings.cache_clear()

@@ -41,6 +41,13 @@ def test_result_is_complete_json(run: RunDemo, name: str) -> None:
     assert json.loads(json.dumps(result.model_dump(), allow_nan=False)) == result.model_dump()
 
 
+@pytest.mark.parametrize("name", list(DEMOS))
+def test_runs_at_the_smallest_parameters(cpu: torch.device, name: str) -> None:
+    # The worker warms up with these at start-up: a failure here stops it.
+    demo = get_demo(name)
+    assert demo.run(demo.smallest(), cpu).outputs
+
+
 @pytest.mark.parametrize("name", SEEDED)
 def test_same_seed_same_numbers(run: RunDemo, name: str) -> None:
     first = run(name, **SMALL[name], seed=7)
@@ -69,6 +76,7 @@ def test_parameters_are_described_for_a_form(name: str) -> None:
     demo: Demo[Any] = get_demo(name)
     for spec in param_specs(demo.params):
         assert spec.label and spec.description, f"{name}.{spec.name} needs a title and description"
+        assert "|" not in spec.description, "descriptions go into Markdown tables"
         if spec.type in ("integer", "number") and spec.choices is None:
             assert spec.minimum is not None and spec.maximum is not None, (
                 f"{name}.{spec.name} needs bounds: they cap the cost of a request"
@@ -76,6 +84,13 @@ def test_parameters_are_described_for_a_form(name: str) -> None:
             assert spec.minimum <= spec.default <= spec.maximum  # type: ignore[operator]
     if name in SEEDED:
         assert list(demo.params.model_fields)[-1] == "seed", "seed comes last in the form"
+
+
+@pytest.mark.parametrize("name", list(DEMOS))
+def test_outputs_are_described(name: str) -> None:
+    for output, description in get_demo(name).outputs.items():
+        assert output.isidentifier() and description
+        assert "|" not in description, "descriptions go into Markdown tables"
 
 
 def test_demo_names_are_snake_case() -> None:

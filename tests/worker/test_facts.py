@@ -201,9 +201,10 @@ class TestSdpa:
 
 
 class TestSoftcap:
-    @pytest.mark.parametrize(("x", "capped"), [(3.0, 2.9964), (100.0, 48.20)])
-    def test_cap_50(self, run: RunDemo, x: float, capped: float) -> None:
-        assert run("softcap", cap=50, x=x).outputs["capped"] == pytest.approx(capped, abs=5e-4)
+    # FACTS: cap 50 maps 3 → 2.9964 and 100 → 48.20: equal to the digits given.
+    @pytest.mark.parametrize(("x", "capped", "digits"), [(3.0, 2.9964, 4), (100.0, 48.20, 2)])
+    def test_cap_50(self, run: RunDemo, x: float, capped: float, digits: int) -> None:
+        assert round(run("softcap", cap=50, x=x).outputs["capped"], digits) == capped
 
     def test_a_capped_score_stops_receiving_gradient(self, run: RunDemo) -> None:
         assert run("softcap", cap=30, x=300).outputs["slope"] < 1e-7

@@ -78,7 +78,7 @@ def test_a_full_queue_refuses_at_once() -> None:
         running = asyncio.create_task(runner.run(demo, NoParams()))
         waiting = asyncio.create_task(runner.run(demo, NoParams()))
         await settle()
-        with pytest.raises(WorkerBusy, match="1 demos running and 1 waiting"):
+        with pytest.raises(WorkerBusy, match=r"busy \(1 running, 1 waiting\)"):
             await runner.run(demo, NoParams())
         gate.release.set()
         await asyncio.gather(running, waiting)
@@ -129,6 +129,30 @@ def test_each_demo_computes_with_the_configured_torch_threads() -> None:
     assert torch.get_num_threads() == before  # the caller's own thread is left alone
 
 
+def test_warm_up_runs_each_demo_once_in_a_thread() -> None:
+    callers: list[str] = []
+
+    def record(params: NoParams, device: torch.device) -> Outcome:
+        callers.append(threading.current_thread().name)
+        return Outcome(outputs={"value": 1.0})
+
+    demos = [
+        Demo(
+            name=f"demo_{index}",
+            version=1,
+            title="Demo",
+            description="Records its thread.",
+            params=NoParams,
+            outputs={"value": "Always 1."},
+            compute=record,
+        )
+        for index in range(3)
+    ]
+    asyncio.run(DemoRunner(torch.device("cpu")).warm_up(demos))
+    assert len(callers) == 3
+    assert threading.current_thread().name not in callers
+
+
 def test_limits_must_make_sense() -> None:
-    with pytest.raises(ValueError, match="max_concurrent must be at least 1"):
+    with pytest.raises(ValueError, match="max_concurrent and num_threads must be at least 1"):
         DemoRunner(torch.device("cpu"), max_concurrent=0)

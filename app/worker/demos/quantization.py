@@ -46,7 +46,9 @@ def quantize(k: torch.Tensor, *, bits: int, per_token: bool) -> tuple[torch.Tens
     qmax = 2 ** (bits - 1) - 1
     absmax = k.abs().amax(dim=-1, keepdim=True) if per_token else k.abs().amax().expand(len(k), 1)
     step = absmax / qmax
-    return (k / step).round().clamp(-qmax, qmax) * step, step.squeeze(-1)
+    # In place after the first division: K may be tens of MB, and each
+    # temporary copy counts against the request's memory budget.
+    return (k / step).round_().clamp_(-qmax, qmax).mul_(step), step.squeeze(-1)
 
 
 def compute(params: QuantizedKParams, device: torch.device) -> Outcome:
@@ -58,11 +60,13 @@ def compute(params: QuantizedKParams, device: torch.device) -> Outcome:
     )
     k_hat, step = quantize(k, bits=params.bits, per_token=params.granularity == "per_token")
     scale = 1 / math.sqrt(params.d)
-    exact = (q @ k.T * scale).flatten()
-    error = (q @ k_hat.T * scale).flatten() - exact
+    exact = (q @ k.T).mul_(scale).flatten()
+    del k  # no longer needed: free it before the second score matrix
+    approx = (q @ k_hat.T).mul_(scale).flatten()
+    error = approx - exact
     predicted = (step**2).mean().item() / 12
     score_variance = exact.var().item()
-    correlation = torch.corrcoef(torch.stack((exact, exact + error)))[0, 1].item()
+    correlation = _correlation(exact, approx)
     return Outcome(
         outputs={
             "error_variance": error.var().item(),
@@ -79,6 +83,11 @@ def compute(params: QuantizedKParams, device: torch.device) -> Outcome:
         },
         series=histogram(error, name="score error", x_label="q·k̂/√d − q·k/√d"),
     )
+
+
+def _correlation(a: torch.Tensor, b: torch.Tensor) -> float:
+    centred_a, centred_b = a - a.mean(), b - b.mean()
+    return float((centred_a @ centred_b) / (centred_a.norm() * centred_b.norm()))
 
 
 QUANTIZED_K = Demo(

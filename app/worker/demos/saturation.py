@@ -15,7 +15,7 @@ import torch
 from pydantic import Field
 
 from app.worker.demo import Demo, Outcome, Series
-from app.worker.demos._common import RowStats, attention_logits, row_stats
+from app.worker.demos._common import attention_logits, row_stats
 from app.worker.device import seeded
 from app.worker.params import DemoParams, Seed
 
@@ -33,7 +33,9 @@ class SaturationParams(DemoParams):
     d_k: int = D_K
     keys: int = KEYS
     rows: int = Field(2000, ge=10, le=5000, title="Rows", description="Queries (softmax rows).")
-    scaled: bool = Field(True, title="Divide by sqrt(d_k)", description="Scale the scores.")
+    scaled: bool = Field(
+        True, title="Divide by sqrt(d_k)", description="Divide q·k by sqrt(d_k) before softmax."
+    )
     jacobian_threshold: float = Field(
         0.01,
         ge=1e-6,
@@ -88,44 +90,16 @@ def entropy_theory(keys: int, logit_std: float) -> float | None:
 def compute_saturation(params: SaturationParams, device: torch.device) -> Outcome:
     """Softmax statistics of ``rows`` queries against ``keys`` keys, scaled or not."""
     generator = seeded(device, params.seed)
+    divisor = math.sqrt(params.d_k) if params.scaled else 1.0
     raw = attention_logits(
         generator, rows=params.rows, keys=params.keys, d_k=params.d_k, device=device
     )
-    divisor = math.sqrt(params.d_k) if params.scaled else 1.0
-    stats = row_stats(raw / divisor)
+    stats = row_stats(raw, divisor)
     logit_std = math.sqrt(params.d_k) / divisor
     theory = {"logit_std": logit_std}
     if (entropy := entropy_theory(params.keys, logit_std)) is not None:
         theory["mean_entropy"] = entropy
-    sweep = {
-        scaled: [
-            _summary(
-                row_stats(
-                    attention_logits(
-                        generator, rows=SWEEP_ROWS, keys=params.keys, d_k=d_k, device=device
-                    )
-                    / (math.sqrt(d_k) if scaled else 1.0)
-                )
-            )
-            for d_k in SWEEP_D_K
-        ]
-        for scaled in (True, False)
-    }
-    series = [
-        Series(
-            name=f"{'scaled' if scaled else 'unscaled'}",
-            kind="line",
-            x=list(SWEEP_D_K),
-            y=[point[index] for point in sweep[scaled]],
-            x_label="d_k",
-            y_label=label,
-        )
-        for index, label in (
-            (0, "mean entropy (nats)"),
-            (1, "share of rows with max weight > 0.99"),
-        )
-        for scaled in (True, False)
-    ]
+    series = _sweep_d_k(generator, keys=params.keys, device=device)
     return Outcome(
         outputs={
             "mean_entropy": stats.entropy.mean().item(),
@@ -137,7 +111,7 @@ def compute_saturation(params: SaturationParams, device: torch.device) -> Outcom
             .mean()
             .item(),
             "median_jacobian_norm": stats.jacobian_norm.median().item(),
-            "logit_std": (raw / divisor).std().item(),
+            "logit_std": raw.std().item() / divisor,
         },
         theory=theory,
         series=series,
@@ -145,8 +119,31 @@ def compute_saturation(params: SaturationParams, device: torch.device) -> Outcom
     )
 
 
-def _summary(stats: RowStats) -> tuple[float, float]:
-    return stats.entropy.mean().item(), (stats.max_weight > SATURATED).double().mean().item()
+def _sweep_d_k(generator: torch.Generator, *, keys: int, device: torch.device) -> list[Series]:
+    """Mean entropy and saturated share against d_k, scaled and unscaled, as chart lines."""
+    series = []
+    for scaled in (True, False):
+        entropy, saturated = [], []
+        for d_k in SWEEP_D_K:
+            raw = attention_logits(generator, rows=SWEEP_ROWS, keys=keys, d_k=d_k, device=device)
+            stats = row_stats(raw, math.sqrt(d_k) if scaled else 1.0)
+            entropy.append(stats.entropy.mean().item())
+            saturated.append((stats.max_weight > SATURATED).double().mean().item())
+        for y, y_label in (
+            (entropy, "mean entropy (nats)"),
+            (saturated, "share of rows with max weight > 0.99"),
+        ):
+            series.append(
+                Series(
+                    name="scaled" if scaled else "unscaled",
+                    kind="line",
+                    x=list(SWEEP_D_K),
+                    y=y,
+                    x_label="d_k",
+                    y_label=y_label,
+                )
+            )
+    return series
 
 
 def compute_temperature(params: TemperatureParams, device: torch.device) -> Outcome:
@@ -158,7 +155,7 @@ def compute_temperature(params: TemperatureParams, device: torch.device) -> Outc
     sqrt_dk = math.sqrt(params.d_k)
 
     def mean_entropy(scores: torch.Tensor, temperature: float) -> float:
-        return row_stats(scores / temperature).entropy.mean().item()
+        return row_stats(scores, temperature).entropy.mean().item()
 
     logit_std = sqrt_dk / params.temperature
     theory = {"logit_std": logit_std}
@@ -195,7 +192,7 @@ def compute_temperature(params: TemperatureParams, device: torch.device) -> Outc
             "entropy_at_sqrt_dk": mean_entropy(raw, sqrt_dk),
             "entropy_unscaled": mean_entropy(raw, 1.0),
             "max_entropy": math.log(params.keys),
-            "logit_std": (raw / params.temperature).std().item(),
+            "logit_std": raw.std().item() / params.temperature,
             "sqrt_dk": sqrt_dk,
         },
         theory=theory,

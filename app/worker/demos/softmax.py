@@ -221,8 +221,8 @@ ONLINE_SOFTMAX = Demo(
     "equals the full softmax up to rounding.",
     params=OnlineSoftmaxParams,
     outputs={
-        "max_abs_diff": "Largest |online − full| over the attention outputs.",
-        "logsumexp_diff": "Largest |online − full| over the rows' log-sum-exp.",
+        "max_abs_diff": "Largest difference between online and full attention outputs.",
+        "logsumexp_diff": "Largest difference between online and full log-sum-exp of a row.",
         "blocks": "Number of key blocks.",
         "mean_max_updates": "Mean number of blocks, after the first, that raised a row's max.",
     },
