@@ -40,6 +40,24 @@ class Settings(BaseSettings):
         pattern="^(auto|cpu|cuda)$",
         description="Where the worker runs demos: auto (CUDA when present), cpu or cuda.",
     )
+    worker_max_concurrent: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Demos the worker computes at once (1 leaves a core to the web server).",
+    )
+    worker_max_waiting: int = Field(
+        default=16,
+        ge=0,
+        le=10_000,
+        description="Demo requests that may queue at the worker before it answers 503.",
+    )
+    worker_threads: int = Field(
+        default=1,
+        ge=1,
+        le=256,
+        description="torch threads per demo on the worker.",
+    )
     worker_timeout: float = Field(
         default=10.0,
         gt=0,
@@ -76,7 +94,9 @@ class Settings(BaseSettings):
         try:
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError) as exc:
-            raise ValueError(f"unknown time zone {value!r}: use a name such as Europe/Paris") from exc
+            raise ValueError(
+                f"unknown time zone {value!r}: use a name such as Europe/Paris"
+            ) from exc
         return value
 
     @property

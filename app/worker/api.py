@@ -110,16 +110,18 @@ async def _busy(request: Request, error: Exception) -> JSONResponse:
 def create_worker_app(
     *,
     device: str | None = None,
-    max_concurrent: int = 1,
-    max_waiting: int = 16,
-    num_threads: int = 1,
+    max_concurrent: int | None = None,
+    max_waiting: int | None = None,
+    num_threads: int | None = None,
     warm_up: bool = True,
 ) -> FastAPI:
     """Build the worker app.
 
     Args:
-        device: ``"auto"``, ``"cpu"`` or ``"cuda"``; None reads
-            ``Settings.worker_device`` (``QUIZLAB_WORKER_DEVICE``).
+        device: ``"auto"``, ``"cpu"`` or ``"cuda"``. This and the next three
+            read their ``Settings`` field when None (``QUIZLAB_WORKER_DEVICE``,
+            ``QUIZLAB_WORKER_MAX_CONCURRENT``, ``QUIZLAB_WORKER_MAX_WAITING``,
+            ``QUIZLAB_WORKER_THREADS``).
         max_concurrent: demos computing at once. One by default, which
             leaves a core to the web server when both share a 2-core machine;
             on a machine of its own, the number of cores.
@@ -140,11 +142,12 @@ def create_worker_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        settings = get_settings()
         runner = DemoRunner(
-            resolve_device(device or get_settings().worker_device),
-            max_concurrent=max_concurrent,
-            max_waiting=max_waiting,
-            num_threads=num_threads,
+            resolve_device(device or settings.worker_device),
+            max_concurrent=max_concurrent or settings.worker_max_concurrent,
+            max_waiting=settings.worker_max_waiting if max_waiting is None else max_waiting,
+            num_threads=num_threads or settings.worker_threads,
         )
         app.state.runner = runner
         if warm_up:
