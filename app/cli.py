@@ -2,11 +2,14 @@
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from app.settings import get_settings
+
+if TYPE_CHECKING:
+    from app.db import Database
 
 cli = typer.Typer(
     help="Quizlab: interview-prep cards in Markdown, with spaced repetition and live numbers.",
@@ -142,6 +145,131 @@ def new(
         typer.echo(f"quizlab new: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     typer.echo(display_path(path))
+
+
+db_cli = typer.Typer(
+    help="The progress database: migrations and the schedule.", no_args_is_help=True
+)
+progress_cli = typer.Typer(
+    help="All of your progress as one JSON file: export and import.", no_args_is_help=True
+)
+cli.add_typer(db_cli, name="db")
+cli.add_typer(progress_cli, name="progress")
+
+
+def _database() -> "Database":
+    """The configured database, migrated: every command below works on a fresh install."""
+    from app.db import Database
+
+    database = Database(get_settings().resolved_database_url)
+    database.upgrade()
+    return database
+
+
+@db_cli.command("upgrade")
+def db_upgrade() -> None:
+    """Apply the database migrations; the server also applies them when it starts."""
+    from app.db import Database
+
+    database = Database(get_settings().resolved_database_url)
+    try:
+        before = database.current_revision()
+        database.upgrade()
+        after = database.current_revision()
+    finally:
+        database.dispose()
+    typer.echo(f"database at revision {after} (was {before or 'empty'})", err=True)
+
+
+@db_cli.command("rebuild-schedule")
+def db_rebuild_schedule() -> None:
+    """Recompute every item's schedule, and the stats totals, from the review log.
+
+    The log is never changed. Run it after changing QUIZLAB_DESIRED_RETENTION or
+    QUIZLAB_TIMEZONE, or to repair the derived tables.
+    """
+    from app import activity, review
+    from app.activity import Learner
+    from app.scheduling import Scheduler
+
+    settings = get_settings()
+    database = _database()
+    try:
+        learner = Learner(database.local_user_id, settings.zone)
+        with database.session() as session:
+            scheduler = Scheduler(desired_retention=settings.desired_retention)
+            rebuilt = review.rebuild_schedule(session, learner.user_id, scheduler)
+            activity.rebuild(session, learner)
+            session.commit()
+    finally:
+        database.dispose()
+    for key in rebuilt.changed:
+        typer.echo(f"changed: {key}")
+    typer.echo(
+        f"{rebuilt.items} item(s) rebuilt from the review log; "
+        f"{len(rebuilt.changed)} differed from the stored schedule",
+        err=True,
+    )
+
+
+@progress_cli.command("export")
+def progress_export(
+    file: Annotated[Path, typer.Argument(help="JSON file to write; '-' for standard output.")],
+) -> None:
+    """Write every review and multiple-choice answer to FILE as JSON."""
+    from app import progress
+
+    database = _database()
+    try:
+        with database.session() as session:
+            chunks = progress.export(session, database.local_user_id)
+            if str(file) == "-":
+                for chunk in chunks:
+                    sys.stdout.write(chunk)
+            else:
+                with file.open("w", encoding="utf-8") as out:
+                    out.writelines(chunks)
+    finally:
+        database.dispose()
+    if str(file) != "-":
+        typer.echo(f"progress written to {file}", err=True)
+
+
+@progress_cli.command("import")
+def progress_import(
+    file: Annotated[Path, typer.Argument(help="A file written by `quizlab progress export`.")],
+) -> None:
+    """Add the reviews and answers in FILE that are not here yet, then rebuild the schedule.
+
+    Importing the same file twice adds nothing. Exit status: 0 on success, 1
+    when the file is not a valid export (nothing is imported), 2 when it is missing.
+    """
+    from app import progress
+    from app.activity import Learner
+    from app.scheduling import Scheduler
+
+    if not file.is_file():
+        typer.echo(f"quizlab progress import: no such file: {file}", err=True)
+        raise typer.Exit(EXIT_USAGE)
+    try:
+        parsed = progress.parse(file.read_bytes())
+    except progress.ProgressFileError as exc:
+        typer.echo(f"quizlab progress import: {file}: {exc}", err=True)
+        raise typer.Exit(EXIT_PROBLEMS) from None
+    settings = get_settings()
+    database = _database()
+    try:
+        learner = Learner(database.local_user_id, settings.zone)
+        with database.session() as session:
+            imported = progress.import_file(
+                session,
+                learner,
+                parsed,
+                scheduler=Scheduler(desired_retention=settings.desired_retention),
+            )
+    finally:
+        database.dispose()
+    typer.echo(f"{file}: {imported}", err=True)
 
 
 def main() -> None:

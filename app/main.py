@@ -2,6 +2,7 @@
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections.abc import AsyncIterator
 
@@ -9,10 +10,14 @@ from fastapi import FastAPI
 from fastapi.middleware.gzip import GZipMiddleware
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.db import Database
 from app.errors import http_exception_handler
 from app.library import Library
 from app.livecheck import LiveResults
-from app.routes import cards, decks, home, live
+from app.pagecache import PageCache
+from app.resultstore import DatabaseResultStore
+from app.routes import cards, decks, health, home, live, progress, review, stats
+from app.security import SecurityHeadersMiddleware
 from app.settings import Settings, get_settings
 from app.staticfiles import CachedStaticFiles
 from app.templating import STATIC_DIR
@@ -46,12 +51,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         for problem in snapshot.all_problems():
             logger.warning("%s", problem)
         app.state.library = library
+        database = Database(settings.resolved_database_url)
+        # Migrations first: no request may see a schema older than the code.
+        await asyncio.to_thread(database.prepare)
+        app.state.db = database
         client = (
             WorkerClient(settings.worker_url, timeout=settings.worker_timeout)
             if settings.worker_url
             else None
         )
-        app.state.live = LiveResults(client)
+        app.state.live = LiveResults(client, DatabaseResultStore(database))
+        # What start-up built (parsed cards, engine, templates) lives as long as the
+        # app: frozen out of the cyclic GC, whose full passes would otherwise walk it
+        # all and pause a request for 100 ms and more (scripts/bench_practice.py).
+        gc.collect()
+        gc.freeze()
         watcher = None
         if settings.reload_content:
             watcher = asyncio.create_task(_watch_content(library, settings.reload_interval))
@@ -64,14 +78,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     await watcher
             if client is not None:
                 await client.aclose()
+            await asyncio.to_thread(database.dispose)
 
     app = FastAPI(title="Quizlab", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.settings = settings
+    app.state.page_cache = PageCache()
     app.add_middleware(GZipMiddleware, minimum_size=500)
+    app.add_middleware(SecurityHeadersMiddleware)
     app.add_exception_handler(StarletteHTTPException, http_exception_handler)
     app.mount("/static", CachedStaticFiles(directory=STATIC_DIR), name="static")
+    app.include_router(health.router)
     app.include_router(home.router)
     app.include_router(decks.router)
     app.include_router(cards.router)
     app.include_router(live.router)
+    app.include_router(review.router)
+    app.include_router(stats.router)
+    app.include_router(progress.router)
     return app

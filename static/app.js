@@ -30,3 +30,18 @@
     }
   });
 })();
+
+// Stats: a chart wider than the screen starts scrolled to its latest end.
+(function () {
+  "use strict";
+  function scrollToEnd() {
+    document.querySelectorAll("[data-scroll-end]").forEach(function (box) {
+      box.scrollLeft = box.scrollWidth;
+    });
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", scrollToEnd);
+  } else {
+    scrollToEnd();
+  }
+})();

@@ -1,17 +1,27 @@
 """Fixtures shared by the test suite: content folders, app clients, a live server, Chromium."""
 
+import os
+import secrets
 import shutil
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
+import sqlalchemy
 import uvicorn
 from fastapi.testclient import TestClient
 
+from app import review
+from app.activity import Learner
+from app.db import Database
+from app.library import Library, Snapshot
 from app.main import create_app
+from app.scheduling import Rating, Scheduler
 from app.settings import PROJECT_ROOT, Settings
 from tests.cardtext import GOOD_CARD, OTHER_CARD
 
@@ -114,3 +124,107 @@ def worker_url() -> Iterator[str]:
 
     with LocalWorker() as url:
         yield url
+
+
+# -- Storage: every database-backed test runs on SQLite, and on PostgreSQL too
+# when QUIZLAB_TEST_DATABASE_URL names a server (.ci/run starts one).
+
+TEST_DATABASE_URL = os.environ.get("QUIZLAB_TEST_DATABASE_URL", "")
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """URL of a fresh, empty database: a SQLite file, or a schema of its own on PostgreSQL."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'quizlab.sqlite3'}"
+        return
+    if not TEST_DATABASE_URL:
+        pytest.skip("QUIZLAB_TEST_DATABASE_URL is not set: no PostgreSQL to test against")
+    schema = f"test_{secrets.token_hex(6)}"
+    admin = sqlalchemy.create_engine(TEST_DATABASE_URL)
+    with admin.begin() as connection:
+        connection.exec_driver_sql(f"CREATE SCHEMA {schema}")
+    url = sqlalchemy.engine.make_url(TEST_DATABASE_URL).update_query_dict(
+        {"options": f"-csearch_path={schema}"}
+    )
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as connection:
+            connection.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
+        admin.dispose()
+
+
+@pytest.fixture
+def database(database_url: str) -> Iterator[Database]:
+    """The database at ``database_url`` with every migration applied."""
+    db = Database(database_url)
+    db.upgrade()
+    yield db
+    db.dispose()
+
+
+@pytest.fixture
+def learner(database: Database) -> Learner:
+    """The local user, with days ending at midnight UTC."""
+    return Learner(database.local_user_id, ZoneInfo("UTC"))
+
+
+@pytest.fixture
+def snapshot(content_dir: Path) -> Snapshot:
+    """The two test cards, loaded."""
+    return Library(content_dir).load()
+
+
+@pytest.fixture
+def db_settings(settings: Settings, database_url: str) -> Settings:
+    """The test settings, on the database at ``database_url``."""
+    return settings.model_copy(update={"database_url": database_url})
+
+
+@pytest.fixture
+def db_client(db_settings: Settings) -> Iterator[TestClient]:
+    """The app on the test content and ``database_url``, started through its lifespan."""
+    with TestClient(create_app(db_settings)) as test_client:
+        yield test_client
+
+
+class Grader:
+    """Grades items the way the review form does: current version, a fresh token."""
+
+    def __init__(self, database: Database, learner: Learner) -> None:
+        self.database = database
+        self.learner = learner
+        self.scheduler = Scheduler()
+
+    def __call__(
+        self,
+        snapshot: Snapshot,
+        key: str,
+        rating: int,
+        at: datetime,
+        *,
+        practice: bool = False,
+        answer: str = "",
+    ) -> review.Graded:
+        item = review.find_item(snapshot, key)
+        with self.database.session() as session:
+            version = review.current_schedule(session, self.learner.user_id, item, at).version
+            return review.grade(
+                session,
+                self.learner,
+                item=item,
+                rating=Rating(rating),
+                version=version,
+                token=review.new_token(),
+                now=at,
+                scheduler=self.scheduler,
+                answer=answer,
+                practice=practice,
+            )
+
+
+@pytest.fixture
+def grade(database: Database, learner: Learner) -> Grader:
+    """Record a review of an item by key at a given time, as the review page would."""
+    return Grader(database, learner)

@@ -148,7 +148,9 @@ def test_embedded_demo_updates_in_place(page: Page, server: LiveServer, artifact
     expect(page.locator("span.live .badge", has_text="not yet run")).to_have_count(0)
 
     demo = page.locator("figure.demo").first
-    variance = demo.locator("table.demo-numbers tbody tr", has_text="variance").first.locator("td").first
+    variance = (
+        demo.locator("table.demo-numbers tbody tr", has_text="variance").first.locator("td").first
+    )
     expect(variance).to_be_visible(timeout=30_000)
     before_value = variance.inner_text()
     before_chart = demo.locator("svg.chart").first.inner_html()

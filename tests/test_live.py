@@ -264,3 +264,15 @@ def test_check_flags_unknown_demo_output_and_parameter(tmp_path: Path) -> None:
     )
     assert messages[1].startswith("live number: demo 'score_variance' has no parameter 'heads'")
     assert messages[2].startswith("demo block: unknown demo 'no_such_demo' (demos: score_variance,")
+
+
+def test_results_survive_a_restart_in_the_database(
+    tmp_path: Path, live_content: Path, worker_url: str
+) -> None:
+    with make_client(tmp_path, live_content, worker_url) as client:
+        first = badges(client.get("/cards/test-scaling/live", headers=HX).text)
+        assert all(badge.startswith("checked") for _, badge in first)
+    # Restarted with no worker at all: the numbers still come from the cache table.
+    with make_client(tmp_path, live_content, None) as client:
+        again = badges(client.get("/cards/test-scaling/live", headers=HX).text)
+    assert again == first

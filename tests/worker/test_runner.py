@@ -2,6 +2,9 @@
 
 import asyncio
 import threading
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import pytest
 import torch
@@ -9,6 +12,18 @@ import torch
 from app.worker.demo import Demo, Outcome
 from app.worker.params import DemoParams
 from app.worker.runner import DemoRunner, WorkerBusy
+
+T = TypeVar("T")
+
+
+def run_in_fresh_loop(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run`` in a thread of its own.
+
+    Playwright's sync API leaves an event loop running in the main thread
+    once a browser test has run, and asyncio.run refuses to nest in it.
+    """
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 class NoParams(DemoParams):
@@ -65,7 +80,7 @@ def test_at_most_max_concurrent_compute_at_once_and_the_rest_wait() -> None:
         results = await asyncio.gather(*tasks)
         return [result.outputs["value"] for result in results]
 
-    assert asyncio.run(scenario()) == [1.0] * 5
+    assert run_in_fresh_loop(scenario()) == [1.0] * 5
     assert gate.most_inside == 2
 
 
@@ -83,7 +98,7 @@ def test_a_full_queue_refuses_at_once() -> None:
         gate.release.set()
         await asyncio.gather(running, waiting)
 
-    asyncio.run(scenario())
+    run_in_fresh_loop(scenario())
 
 
 def test_a_cancelled_request_keeps_its_slot_until_the_thread_ends() -> None:
@@ -103,7 +118,7 @@ def test_a_cancelled_request_keeps_its_slot_until_the_thread_ends() -> None:
         await follower
         await runner.drain()
 
-    asyncio.run(scenario())
+    run_in_fresh_loop(scenario())
     assert gate.most_inside == 1
 
 
@@ -124,7 +139,7 @@ def test_each_demo_computes_with_the_configured_torch_threads() -> None:
         compute=record,
     )
     before = torch.get_num_threads()
-    asyncio.run(DemoRunner(torch.device("cpu"), num_threads=1).run(demo, NoParams()))
+    run_in_fresh_loop(DemoRunner(torch.device("cpu"), num_threads=1).run(demo, NoParams()))
     assert seen == [1]
     assert torch.get_num_threads() == before  # the caller's own thread is left alone
 
@@ -148,7 +163,7 @@ def test_warm_up_runs_each_demo_once_in_a_thread() -> None:
         )
         for index in range(3)
     ]
-    asyncio.run(DemoRunner(torch.device("cpu")).warm_up(demos))
+    run_in_fresh_loop(DemoRunner(torch.device("cpu")).warm_up(demos))
     assert len(callers) == 3
     assert threading.current_thread().name not in callers
 

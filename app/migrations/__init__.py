@@ -1,0 +1,1 @@
+"""Alembic migrations: the only thing that changes the schema. Keep the chain linear."""

@@ -1,0 +1,1 @@
+"""One file per revision, each naming the one before it (``down_revision``)."""

@@ -1,0 +1,68 @@
+"""The learner's data: the database session and learner dependencies, and the JSON download."""
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import StreamingResponse
+from sqlalchemy.orm import Session
+
+from app import progress
+from app.activity import Learner
+from app.db import Database
+from app.scheduling import Scheduler
+from app.settings import Settings
+
+router = APIRouter()
+
+
+# The look-ups are async: FastAPI would run a plain def dependency in its thread
+# pool, which costs more than the look-up. The session is sync: closing it does I/O.
+async def get_database(request: Request) -> Database:
+    database: Database = request.app.state.db
+    return database
+
+
+def get_session(database: Annotated[Database, Depends(get_database)]) -> Iterator[Session]:
+    # A sync dependency: FastAPI opens and closes it in its thread pool.
+    with database.session() as session:
+        yield session
+
+
+async def get_learner(
+    request: Request, database: Annotated[Database, Depends(get_database)]
+) -> Learner:
+    # One local user until accounts exist; this is the one place that will change.
+    # Its id was looked up at start-up (Database.prepare), so this does no I/O.
+    settings: Settings = request.app.state.settings
+    return Learner(database.local_user_id, settings.zone)
+
+
+async def get_scheduler(request: Request) -> Scheduler:
+    settings: Settings = request.app.state.settings
+    return Scheduler(desired_retention=settings.desired_retention)
+
+
+DatabaseDep = Annotated[Database, Depends(get_database)]
+SessionDep = Annotated[Session, Depends(get_session)]
+LearnerDep = Annotated[Learner, Depends(get_learner)]
+SchedulerDep = Annotated[Scheduler, Depends(get_scheduler)]
+
+
+@router.get("/progress", name="progress")
+def download(database: DatabaseDep, learner: LearnerDep) -> StreamingResponse:
+    """All of the learner's progress as one JSON file (``quizlab progress import`` reads it)."""
+    now = datetime.now(UTC)
+
+    def chunks() -> Iterator[str]:
+        # Its own session: the response streams after the request's dependencies close.
+        with database.session() as session:
+            yield from progress.export(session, learner.user_id, now=now)
+
+    filename = f"quizlab-progress-{now:%Y-%m-%d}.json"
+    return StreamingResponse(
+        chunks(),
+        media_type="application/json",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )

@@ -1,0 +1,228 @@
+"""Review and stats in a real Chromium: a keyboard-only session, then the stats it leaves.
+
+Screenshots land in test-artifacts/ for a person to look at; axe-core audits
+the review page (question and revealed) and the stats page at desktop and
+phone width, once after a short session and once with a year of history.
+"""
+
+import json
+import random
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import Page, expect
+
+from app.settings import Settings
+from tests.cardtext import GOOD_CARD, OTHER_CARD
+from tests.conftest import LiveServer
+
+pytestmark = pytest.mark.browser
+
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+
+def no_horizontal_scroll(page: Page) -> None:
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"page scrolls sideways by {overflow}px"
+
+
+def _content(root: Path) -> Path:
+    deck = root / "testdeck"
+    deck.mkdir(parents=True)
+    (deck / "scaling.md").write_text(GOOD_CARD)
+    (deck / "other.md").write_text(OTHER_CARD)
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """The app on the two test cards and an empty database."""
+    root = tmp_path_factory.mktemp("review")
+    settings = Settings(
+        content_dir=_content(root / "content"), data_dir=root / "data", reload_content=False
+    )
+    with LiveServer(settings) as live:
+        yield live
+
+
+def a_year_of_history(path: Path) -> Path:
+    """An export with a year of reviews and choices, most days, to draw full charts."""
+    rng = random.Random(7)
+    now = datetime.now(UTC)
+    items = ["test-other", "test-other/why-exp", "test-scaling", "test-scaling/why-sqrt"]
+    reviews, choices = [], []
+    for back in range(365, 0, -1):
+        if rng.random() < 0.3:
+            continue
+        day = now - timedelta(days=back)
+        for n in range(rng.randint(1, 12)):
+            card, _, follow_up = rng.choice(items).partition("/")
+            reviews.append(
+                {
+                    "uid": f"{back:04d}{n:04d}".ljust(32, "0"),
+                    "card_id": card,
+                    "follow_up": follow_up,
+                    "rating": rng.choices([1, 2, 3, 4], [2, 2, 5, 1])[0],
+                    "reviewed_at": (day + timedelta(minutes=n)).isoformat(),
+                }
+            )
+        if rng.random() < 0.4:
+            choices.append(
+                {
+                    "uid": f"c{back:04d}".ljust(32, "0"),
+                    "card_id": "test-scaling",
+                    "choice": "b",
+                    "correct": rng.random() < 0.7,
+                    "attempted_at": day.isoformat(),
+                }
+            )
+    reviews.append(
+        {  # a card since removed from the content
+            "uid": "f" * 32,
+            "card_id": "retired-card",
+            "rating": 3,
+            "reviewed_at": (now - timedelta(days=40)).isoformat(),
+        }
+    )
+    path.write_text(
+        json.dumps(
+            {
+                "format": "quizlab-progress",
+                "version": 1,
+                "reviews": reviews,
+                "choices": choices,
+            }
+        )
+    )
+    return path
+
+
+@pytest.fixture(scope="module")
+def seasoned_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """The app on the test cards with a year of imported history."""
+    from app import progress
+    from app.activity import Learner
+    from app.db import Database
+    from app.scheduling import Scheduler
+
+    root = tmp_path_factory.mktemp("seasoned")
+    settings = Settings(
+        content_dir=_content(root / "content"), data_dir=root / "data", reload_content=False
+    )
+    database = Database(settings.resolved_database_url)
+    database.upgrade()
+    learner = Learner(database.local_user_id, settings.zone)
+    parsed = progress.parse(a_year_of_history(root / "history.json").read_text())
+    with database.session() as session:
+        progress.import_file(session, learner, parsed, scheduler=Scheduler())
+    database.dispose()
+    with LiveServer(settings) as live:
+        yield live
+
+
+def test_a_review_session_with_the_keyboard_only(
+    page: Page, server: LiveServer, artifacts: Path
+) -> None:
+    page.set_viewport_size(DESKTOP)
+    page.goto(server.url + "/review")
+    page.evaluate("window.sameDocument = true")
+    expected = ["What is softmax?", "Why exp?", "What do you divide QK⊤ by, and why?"]
+    for n, question in enumerate(expected):
+        box = page.get_by_label("Your answer")
+        expect(box).to_be_focused()  # ready to type, on the first item and after each grade
+        expect(page.locator("#review-question")).to_have_text(question)
+        page.keyboard.type(f"answer number {n}")
+        page.keyboard.press("Tab")
+        expect(page.get_by_role("button", name="Reveal answer")).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(page.locator("#your-answer-heading")).to_be_focused()
+        expect(page.locator(".your-answer .typed")).to_have_text(f"answer number {n}")
+        expect(page.locator("button.grade")).to_have_count(4)
+        if n == 2:
+            page.screenshot(path=artifacts / "review-session-revealed-desktop.png", full_page=True)
+        page.keyboard.press(["3", "4", "1"][n])
+        expect(page.locator("#review-notice")).to_contain_text(
+            ["Recorded Good", "Recorded Easy", "Recorded Again"][n]
+        )
+    assert page.evaluate("window.sameDocument") is True  # no full page load in between
+    page.screenshot(path=artifacts / "review-session-next-desktop.png", full_page=True)
+
+    exported = page.request.get(server.url + "/progress").json()
+    assert [(r["rating"], r["answer"]) for r in exported["reviews"]] == [
+        (3, "answer number 0"),
+        (4, "answer number 1"),
+        (1, "answer number 2"),
+    ]
+
+    page.goto(server.url + "/stats")
+    tiles = page.locator(".stat-tiles")
+    expect(tiles).to_contain_text("1 day")
+    expect(tiles).to_contain_text("3 answers")
+    expect(page.locator("#recent-desc")).to_contain_text(
+        "3 reviews in the last 30 days, 67% recalled"
+    )
+    page.screenshot(path=artifacts / "stats-after-session-desktop.png", full_page=True)
+
+
+def test_a_double_click_on_a_grade_records_one_review(page: Page, server: LiveServer) -> None:
+    page.goto(server.url + "/review?mode=practice")
+    before = len(page.request.get(server.url + "/progress").json()["reviews"])
+    page.get_by_role("button", name="Reveal answer").click()
+    page.locator("button.grade-3").dblclick()
+    expect(page.locator("#review-notice")).to_contain_text("Recorded Good")
+    page.wait_for_load_state("networkidle")
+    after = len(page.request.get(server.url + "/progress").json()["reviews"])
+    assert after == before + 1
+
+
+def audit(page: Page, label: str, artifacts: Path, name: str) -> None:
+    results = Axe().run(page)
+    assert results.violations_count == 0, (label, results.generate_report())
+    no_horizontal_scroll(page)
+    page.screenshot(path=artifacts / f"{label}-{name}.png", full_page=True)
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_review_and_stats_have_no_accessibility_violations(
+    page: Page, seasoned_server: LiveServer, artifacts: Path, viewport: dict[str, int]
+) -> None:
+    page.set_viewport_size(viewport)
+    name = "desktop" if viewport is DESKTOP else "phone"
+    page.goto(seasoned_server.url + "/review")
+    expect(page.locator("#review-question")).to_be_visible()
+    audit(page, "review", artifacts, name)
+    page.get_by_role("button", name="Reveal answer").click()
+    expect(page.locator("button.grade")).to_have_count(4)
+    audit(page, "review-revealed", artifacts, name)
+
+    page.goto(seasoned_server.url + "/stats")
+    expect(page.locator("svg.heatmap rect")).not_to_have_count(0)
+    for details in page.locator("details").all():
+        details.evaluate("element => element.open = true")
+    audit(page, "stats", artifacts, name)
+    if viewport is PHONE:
+        # The year scrolls sideways inside its own box, starting at today.
+        box = page.locator(".chart-scroll")
+        assert box.evaluate("b => b.scrollLeft + b.clientWidth >= b.scrollWidth - 1")
+
+    page.goto(seasoned_server.url + "/review?mode=practice")
+    audit(page, "practice", artifacts, name)
+
+
+def test_nothing_due_page_is_accessible(page: Page, tmp_path: Path, artifacts: Path) -> None:
+    settings = Settings(
+        content_dir=_content(tmp_path / "content"),
+        data_dir=tmp_path / "data",
+        reload_content=False,
+        new_items_per_day=0,
+    )
+    with LiveServer(settings) as live:
+        for viewport, name in [(DESKTOP, "desktop"), (PHONE, "phone")]:
+            page.set_viewport_size(viewport)
+            page.goto(live.url + "/review")
+            expect(page.locator(".review-empty h2")).to_have_text("Nothing is due")
+            audit(page, "review-nothing-due", artifacts, name)

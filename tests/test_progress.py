@@ -1,0 +1,255 @@
+"""Export and import of a learner's progress, through the module and the command line."""
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from sqlalchemy import func, select
+
+from app import progress, review
+from app.activity import Learner
+from app.db import Database, head_revision
+from app.library import Library, Snapshot
+from app.models import ChoiceAttempt, ReviewLog
+from app.progress import ProgressFileError
+from app.scheduling import Rating, Scheduler
+from tests.conftest import Grader
+
+T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
+
+
+def practise(database: Database, learner: Learner, snapshot: Snapshot, grade: Grader) -> None:
+    quiz = snapshot.cards["test-scaling"].multiple_choice
+    assert quiz is not None
+    for n, key in enumerate(["test-other", "test-scaling", "test-scaling/flash", "test-other"]):
+        grade(
+            snapshot,
+            key,
+            [Rating.GOOD, Rating.AGAIN][n % 2],
+            T0 + timedelta(days=n),
+            answer=f"é {n}",
+        )
+    grade(snapshot, "test-other", Rating.HARD, T0 + timedelta(days=5), practice=True)
+    with database.session() as session:
+        progress.record_choice(
+            session, learner, card_id="test-scaling", choice=quiz.choices[0], now=T0
+        )
+
+
+def exported(database: Database, learner: Learner) -> str:
+    with database.session() as session:
+        return "".join(progress.export(session, learner.user_id, now=T0))
+
+
+def import_text(database: Database, learner: Learner, text: str) -> progress.Imported:
+    with database.session() as session:
+        return progress.import_file(session, learner, progress.parse(text), scheduler=Scheduler())
+
+
+def row_counts(database: Database) -> tuple[int, int]:
+    with database.session() as session:
+        return (
+            session.scalar(select(func.count()).select_from(ReviewLog)) or 0,
+            session.scalar(select(func.count()).select_from(ChoiceAttempt)) or 0,
+        )
+
+
+@pytest.fixture
+def other_database(tmp_path: Path) -> Database:
+    """A second, empty database to import into."""
+    db = Database(f"sqlite:///{tmp_path / 'other.sqlite3'}")
+    db.upgrade()
+    return db
+
+
+def test_export_holds_every_review_and_choice(
+    database: Database, learner: Learner, snapshot: Snapshot, grade: Grader
+) -> None:
+    practise(database, learner, snapshot, grade)
+    data = json.loads(exported(database, learner))
+    assert (data["format"], data["version"], data["exported_at"]) == (
+        "quizlab-progress",
+        1,
+        "2025-03-03T09:00:00Z",
+    )
+    assert [
+        (r["card_id"], r["follow_up"], r["rating"], r["practice"]) for r in data["reviews"]
+    ] == [
+        ("test-other", "", 3, False),
+        ("test-scaling", "", 1, False),
+        ("test-scaling", "flash", 3, False),
+        ("test-other", "", 1, False),
+        ("test-other", "", 2, True),
+    ]
+    assert data["reviews"][0]["answer"] == "é 0"
+    assert data["reviews"][1]["reviewed_at"] == "2025-03-04T09:00:00Z"
+    [choice] = data["choices"]
+    assert (choice["choice"], choice["correct"]) == ("a", False)
+
+
+def test_import_into_a_fresh_database_rebuilds_the_same_schedule(
+    database: Database,
+    learner: Learner,
+    snapshot: Snapshot,
+    grade: Grader,
+    other_database: Database,
+) -> None:
+    practise(database, learner, snapshot, grade)
+    text = exported(database, learner)
+    other = Learner(other_database.local_user_id, learner.zone)
+    imported = import_text(other_database, other, text)
+    assert (imported.reviews_added, imported.choices_added, imported.reviews_skipped) == (5, 1, 0)
+    with database.session() as session, other_database.session() as copy:
+        assert review.load_schedules(copy, other.user_id) == review.load_schedules(
+            session, learner.user_id
+        )
+    assert exported(other_database, other) == text
+    other_database.dispose()
+
+
+def test_importing_the_same_file_twice_adds_nothing(
+    database: Database, learner: Learner, snapshot: Snapshot, grade: Grader
+) -> None:
+    practise(database, learner, snapshot, grade)
+    text = exported(database, learner)
+    before = (row_counts(database), exported(database, learner))
+    for _ in range(2):
+        imported = import_text(database, learner, text)
+        assert (imported.reviews_added, imported.choices_added) == (0, 0)
+        assert (imported.reviews_skipped, imported.choices_skipped) == (5, 1)
+    assert (row_counts(database), exported(database, learner)) == before
+
+
+def test_import_merges_two_histories_and_reschedules_from_both(
+    database: Database,
+    learner: Learner,
+    snapshot: Snapshot,
+    grade: Grader,
+    other_database: Database,
+) -> None:
+    grade(snapshot, "test-other", Rating.GOOD, T0)
+    mine = exported(database, learner)
+    other = Learner(other_database.local_user_id, learner.zone)
+    Grader(other_database, other)(snapshot, "test-other", Rating.AGAIN, T0 + timedelta(days=1))
+    imported = import_text(other_database, other, mine)
+    assert imported.reviews_added == 1
+    with other_database.session() as session:
+        [merged] = review.load_schedules(session, other.user_id).values()
+    expected = Scheduler().replay(
+        [(Rating.GOOD, T0), (Rating.AGAIN, T0 + timedelta(days=1))], seed="test-other"
+    )
+    assert merged == expected and merged.version == 2
+    other_database.dispose()
+
+
+def test_reviews_of_cards_not_in_the_content_are_kept(
+    database: Database, learner: Learner, snapshot: Snapshot
+) -> None:
+    text = json.dumps(
+        {
+            "format": "quizlab-progress",
+            "version": 1,
+            "reviews": [
+                {
+                    "uid": "a" * 32,
+                    "card_id": "gone-card",
+                    "rating": 4,
+                    "reviewed_at": "2025-01-01T10:00:00+01:00",
+                }
+            ],
+        }
+    )
+    assert import_text(database, learner, text).reviews_added == 1
+    with database.session() as session:
+        assert review.load_schedules(session, learner.user_id).keys() == {("gone-card", "")}
+        due, _ = review.next_item(session, learner, snapshot=snapshot, now=T0, new_per_day=20)
+    assert due is not None and due.item.card.id == "test-other"  # the archived one is not served
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "not JSON"),
+        (
+            '{"format": "anki"}',
+            'not a Quizlab progress export: expected "format": "quizlab-progress"',
+        ),
+        (
+            '{"format": "quizlab-progress", "version": 9}',
+            "export version 9 is not one this Quizlab reads (1)",
+        ),
+        (
+            '{"format": "quizlab-progress", "version": 1, "reviews": [{"uid": "'
+            + "b" * 32
+            + '", "card_id": "x", "rating": 5, "reviewed_at": "2025-01-01T00:00:00Z"}]}',
+            "reviews.0.rating: Input should be less than or equal to 4",
+        ),
+        (
+            '{"format": "quizlab-progress", "version": 1, "reviews": [{"uid": "'
+            + "b" * 32
+            + '", "card_id": "x", "rating": 3, "reviewed_at": "2025-01-01T00:00:00"}]}',
+            "reviews.0.reviewed_at: Input should have timezone info",
+        ),
+    ],
+)
+def test_a_bad_file_says_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(ProgressFileError) as error:
+        progress.parse(text)
+    assert message in str(error.value)
+
+
+def quizlab(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "QUIZLAB_DATA_DIR": str(tmp_path / "data"),
+        "QUIZLAB_CONTENT_DIR": str(tmp_path / "content"),
+    }
+    env.pop("QUIZLAB_DATABASE_URL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_the_command_line_upgrades_exports_imports_and_rebuilds(
+    tmp_path: Path, content_dir: Path
+) -> None:
+    upgraded = quizlab(tmp_path, "db", "upgrade")
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert f"database at revision {head_revision()} (was empty)" in upgraded.stderr
+    database = Database(f"sqlite:///{tmp_path / 'data' / 'quizlab.sqlite3'}")
+    learner = Learner(database.local_user_id, ZoneInfo("UTC"))
+    snapshot = Library(content_dir).load()
+    Grader(database, learner)(snapshot, "test-other", Rating.GOOD, T0)
+    database.dispose()
+
+    out = tmp_path / "progress.json"
+    result = quizlab(tmp_path, "progress", "export", str(out))
+    assert result.returncode == 0, result.stderr
+    assert len(json.loads(out.read_text())["reviews"]) == 1
+    for added in (0, 0):
+        result = quizlab(tmp_path, "progress", "import", str(out))
+        assert result.returncode == 0, result.stderr
+        assert f"{added} review(s) and 0 multiple-choice attempt(s) added; 1 already there" in (
+            result.stderr
+        )
+    rebuilt = quizlab(tmp_path, "db", "rebuild-schedule")
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "1 item(s) rebuilt from the review log; 0 differed from the stored schedule" in (
+        rebuilt.stderr
+    )
+
+    (tmp_path / "bad.json").write_text('{"format": "quizlab-progress", "version": 1, "reviews": 3}')
+    bad = quizlab(tmp_path, "progress", "import", str(tmp_path / "bad.json"))
+    assert bad.returncode == 1
+    assert "bad.json: reviews: Input should be a valid list" in bad.stderr
+    missing = quizlab(tmp_path, "progress", "import", str(tmp_path / "nope.json"))
+    assert missing.returncode == 2
