@@ -5,8 +5,9 @@
 Starts a real worker subprocess (CPU unless QUIZLAB_WORKER_DEVICE says
 otherwise) and the web app in-process, then for every demo at its default
 size asks the web app for ``/demos/NAME`` (the full page, which waits for the
-worker): with the cache emptied before each request (uncached: web -> worker
--> page) and with the result in memory (cached). Prints p50 / p95 in ms.
+worker) three ways: with no cache at all (web -> worker -> page), with the
+result in the database but not in memory (a restarted or another web
+replica), and with the result in memory. Prints p50 / p95 in ms.
 Figures go in docs/performance.md.
 """
 
@@ -43,26 +44,40 @@ def main() -> None:
         with TestClient(create_app(settings)) as client:
             device = client.get("/demos/softcap").text  # warm up
             print(f"worker {url}; {len(catalog())} demos; {args.runs} runs each\n")
-            print(f"{'demo':20s} {'uncached p50':>13s} {'p95':>8s} {'cached p50':>11s} {'p95':>8s}")
+            header = f"{'demo':20s}" + "".join(
+                f" {title:>10s} p50 {'p95':>8s}" for title in ("worker", "database", "memory")
+            )
+            print(header)
+            live = client.app.state.live  # type: ignore[attr-defined]
+            store = live.store
             for name in catalog():
-                uncached, cached = [], []
-                live = client.app.state.live  # type: ignore[attr-defined]
-                for _ in range(args.runs):
-                    live.forget()  # every request goes to the worker
+                times: dict[str, list[float]] = {"worker": [], "database": [], "memory": []}
+
+                def timed(
+                    mode: str, name: str = name, times: dict[str, list[float]] = times
+                ) -> None:
                     start = time.perf_counter()
                     response = client.get(f"/demos/{name}")
-                    uncached.append((time.perf_counter() - start) * 1000)
-                    assert response.status_code == 200, (name, response.status_code)
+                    times[mode].append((time.perf_counter() - start) * 1000)
+                    assert response.status_code == 200, (name, mode, response.status_code)
+
+                live.store = None  # no database: every request goes to the worker
                 for _ in range(args.runs):
-                    start = time.perf_counter()
-                    response = client.get(f"/demos/{name}")
-                    cached.append((time.perf_counter() - start) * 1000)
-                    assert response.status_code == 200
-                cold = (
-                    f"{statistics.median(uncached):10.1f} ms {percentile(uncached, 0.95):5.1f} ms"
+                    live.forget()
+                    timed("worker")
+                live.store = store
+                live.forget()
+                client.get(f"/demos/{name}")  # computes once and stores it
+                for _ in range(args.runs):
+                    live.forget()  # memory empty: read back from the database
+                    timed("database")
+                for _ in range(args.runs):
+                    timed("memory")
+                row = "".join(
+                    f" {statistics.median(v):10.1f} ms {percentile(v, 0.95):6.1f} ms"
+                    for v in times.values()
                 )
-                warm = f"{statistics.median(cached):8.1f} ms {percentile(cached, 0.95):5.1f} ms"
-                print(f"{name:20s} {cold} {warm}")
+                print(f"{name:20s}{row}")
             del device
 
 
