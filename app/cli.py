@@ -153,8 +153,12 @@ db_cli = typer.Typer(
 progress_cli = typer.Typer(
     help="All of your progress as one JSON file: export and import.", no_args_is_help=True
 )
+user_cli = typer.Typer(
+    help="Accounts for QUIZLAB_AUTH=accounts (docs/security.md).", no_args_is_help=True
+)
 cli.add_typer(db_cli, name="db")
 cli.add_typer(progress_cli, name="progress")
+cli.add_typer(user_cli, name="user")
 
 
 def _database() -> "Database":
@@ -164,6 +168,26 @@ def _database() -> "Database":
     database = Database(get_settings().resolved_database_url)
     database.upgrade()
     return database
+
+
+UserOption = Annotated[
+    str | None,
+    typer.Option("--user", help="Whose progress, in accounts mode; the local user when not given."),
+]
+
+
+def _user_id(database: "Database", user: str | None) -> int:
+    """The id of the user named ``user``, or of the local user; exits 2 for an unknown name."""
+    if user is None:
+        return database.local_user_id
+    from app import accounts
+
+    with database.session() as session:
+        found = accounts.user_id(session, user)
+    if found is None:
+        typer.echo(f"error: there is no user called '{user}'", err=True)
+        raise typer.Exit(EXIT_USAGE)
+    return found
 
 
 @db_cli.command("upgrade")
@@ -182,7 +206,7 @@ def db_upgrade() -> None:
 
 
 @db_cli.command("rebuild-schedule")
-def db_rebuild_schedule() -> None:
+def db_rebuild_schedule(user: UserOption = None) -> None:
     """Recompute every item's schedule, and the stats totals, from the review log.
 
     The log is never changed. Run it after changing QUIZLAB_DESIRED_RETENTION or
@@ -195,7 +219,7 @@ def db_rebuild_schedule() -> None:
     settings = get_settings()
     database = _database()
     try:
-        learner = Learner(database.local_user_id, settings.zone)
+        learner = Learner(_user_id(database, user), settings.zone)
         with database.session() as session:
             scheduler = Scheduler(desired_retention=settings.desired_retention)
             rebuilt = review.rebuild_schedule(session, learner.user_id, scheduler)
@@ -215,6 +239,7 @@ def db_rebuild_schedule() -> None:
 @progress_cli.command("export")
 def progress_export(
     file: Annotated[Path, typer.Argument(help="JSON file to write; '-' for standard output.")],
+    user: UserOption = None,
 ) -> None:
     """Write every review and multiple-choice answer to FILE as JSON."""
     from app import progress
@@ -222,7 +247,7 @@ def progress_export(
     database = _database()
     try:
         with database.session() as session:
-            chunks = progress.export(session, database.local_user_id)
+            chunks = progress.export(session, _user_id(database, user))
             if str(file) == "-":
                 for chunk in chunks:
                     sys.stdout.write(chunk)
@@ -238,6 +263,7 @@ def progress_export(
 @progress_cli.command("import")
 def progress_import(
     file: Annotated[Path, typer.Argument(help="A file written by `quizlab progress export`.")],
+    user: UserOption = None,
 ) -> None:
     """Add the reviews and answers in FILE that are not here yet, then rebuild the schedule.
 
@@ -259,7 +285,7 @@ def progress_import(
     settings = get_settings()
     database = _database()
     try:
-        learner = Learner(database.local_user_id, settings.zone)
+        learner = Learner(_user_id(database, user), settings.zone)
         with database.session() as session:
             imported = progress.import_file(
                 session,
@@ -275,3 +301,46 @@ def progress_import(
 def main() -> None:
     # Typer exits 2 on usage errors already; keep that contract for `check`.
     sys.exit(cli())
+
+
+def _read_password() -> str:
+    """Prompted twice on a terminal; otherwise the first line of standard input."""
+    if sys.stdin.isatty():
+        password: str = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+        return password
+    return sys.stdin.readline().rstrip("\r\n")
+
+
+@user_cli.command("add")
+def user_add(
+    name: Annotated[str, typer.Argument(help="Sign-in name: lower-case letters, digits, . _ -")],
+    admin: Annotated[bool, typer.Option("--admin", help="May invite and disable users.")] = False,
+) -> None:
+    """Create a user who signs in with a password.
+
+    The first admin takes over the progress of the single-user install's local
+    user, so switching QUIZLAB_AUTH from none to accounts loses nothing.
+    """
+    from app import accounts
+
+    password = _read_password()
+    database = _database()
+    try:
+        with database.session() as session:
+            took_over = (
+                admin
+                and not accounts.has_admin(session)
+                and accounts.local_user(session) is not None
+            )
+            user = accounts.create_user(
+                session, name=name, password=password, is_admin=admin, now=accounts.now_utc()
+            )
+    except accounts.AccountError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    finally:
+        database.dispose()
+    role = "admin" if user.is_admin else "user"
+    typer.echo(f"created {role} {user.name}", err=True)
+    if took_over:
+        typer.echo("the local user's progress is now theirs", err=True)

@@ -8,10 +8,13 @@ from app.templating import templates
 
 _TITLES = {
     400: "Bad request",
+    401: "Sign in first",
+    403: "Not allowed",
     404: "Not found",
     405: "Method not allowed",
     409: "Conflict",
     422: "Check what you sent",
+    429: "Too many attempts",
 }
 
 

@@ -10,14 +10,18 @@ from fastapi import FastAPI
 from fastapi.middleware.gzip import GZipMiddleware
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.auth import AccountMiddleware
+from app.csrf import CSRFMiddleware
 from app.db import Database
 from app.errors import http_exception_handler
 from app.library import Library
 from app.livecheck import LiveResults
 from app.pagecache import PageCache
+from app.ratelimit import LoginLimiter
 from app.resultstore import DatabaseResultStore
-from app.routes import cards, decks, health, home, live, progress, review, stats
+from app.routes import accounts, cards, decks, health, home, live, progress, review, stats
 from app.security import SecurityHeadersMiddleware
+from app.sessions import SessionMiddleware
 from app.settings import Settings, get_settings
 from app.staticfiles import CachedStaticFiles
 from app.templating import STATIC_DIR
@@ -83,6 +87,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="Quizlab", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.state.settings = settings
     app.state.page_cache = PageCache()
+    app.state.login_limiter = LoginLimiter()
+    # Added innermost first: the session is read, then the CSRF token checked,
+    # then (accounts mode) the signed-in account looked up (docs/security.md).
+    if settings.auth == "accounts":
+        app.add_middleware(AccountMiddleware)
+    app.add_middleware(CSRFMiddleware)
+    app.add_middleware(SessionMiddleware, secret=settings.session_secret())
     app.add_middleware(GZipMiddleware, minimum_size=500)
     app.add_middleware(SecurityHeadersMiddleware)
     app.add_exception_handler(StarletteHTTPException, http_exception_handler)
@@ -95,4 +106,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(review.router)
     app.include_router(stats.router)
     app.include_router(progress.router)
+    if settings.auth == "accounts":
+        app.include_router(accounts.router)
     return app

@@ -85,6 +85,25 @@ class User(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(sa_type=String(ID_LENGTH), unique=True)
     created_at: datetime = Field(sa_type=UTCDateTime)
+    # Accounts mode (app.accounts): an Argon2 hash; None for the local user, who never signs in.
+    password_hash: str | None = Field(default=None, sa_type=String(255))
+    is_admin: bool = Field(default=False, sa_type=Boolean)
+    disabled: bool = Field(default=False, sa_type=Boolean)
+
+
+class Invite(SQLModel, table=True):
+    """A one-time link an admin makes; whoever opens it first picks a name and password."""
+
+    __tablename__ = "invite"
+
+    id: int | None = Field(default=None, primary_key=True)
+    # sha256 hex of the token in the link: the database never holds a usable link.
+    token_hash: str = Field(sa_type=String(64), unique=True)
+    is_admin: bool = Field(default=False, sa_type=Boolean)
+    created_by: int = Field(foreign_key="app_user.id")
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    expires_at: datetime = Field(sa_type=UTCDateTime)
+    used_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class ReviewItem(SQLModel, table=True):

@@ -6,8 +6,11 @@ embedded ones: bundled content, a SQLite file under ``./data`` and a local
 worker started by ``quizlab serve``.
 """
 
+import os
+import secrets
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator
@@ -88,6 +91,16 @@ class Settings(BaseSettings):
         description="IANA time zone that decides where a day ends: daily limit, streak, charts.",
     )
 
+    auth: Literal["none", "accounts"] = Field(
+        default="none",
+        description="none: one local user, no sign-in; accounts: users sign in (docs/security.md).",
+    )
+    secret_key: str | None = Field(
+        default=None,
+        min_length=32,
+        description="Key that signs session cookies; empty means a random one kept in data_dir.",
+    )
+
     @field_validator("timezone")
     @classmethod
     def _known_timezone(cls, value: str) -> str:
@@ -102,6 +115,27 @@ class Settings(BaseSettings):
     @property
     def zone(self) -> ZoneInfo:
         return ZoneInfo(self.timezone)
+
+    def session_secret(self) -> bytes:
+        """The cookie-signing key: the setting, or one made once and kept in ``data_dir``."""
+        if self.secret_key:
+            return self.secret_key.encode()
+        path = self.data_dir / "secret_key"
+        if not path.exists():
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            # Written whole under another name, then linked into place: of two
+            # processes starting together, both end up reading the one complete key.
+            draft = path.with_name(f".secret_key.{os.getpid()}")
+            descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(descriptor, "w", encoding="ascii") as file:
+                file.write(secrets.token_urlsafe(48))
+            try:
+                os.link(draft, path)
+            except FileExistsError:
+                pass
+            finally:
+                draft.unlink()
+        return path.read_text(encoding="ascii").strip().encode()
 
     @property
     def resolved_database_url(self) -> str:

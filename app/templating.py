@@ -10,6 +10,7 @@ from jinja2 import pass_context
 
 from app.card import QUICK_SCAN_SECTIONS, SECTIONS
 from app.chart import svg as chart_svg
+from app.csrf import token_for_render
 from app.settings import PROJECT_ROOT
 
 STATIC_DIR = PROJECT_ROOT / "static"
@@ -36,10 +37,25 @@ def path_for(context: dict[str, Any], name: str, /, **params: Any) -> str:
     return f"{root}{request.app.url_path_for(name, **params)}"
 
 
+@pass_context
+def csrf_token(context: dict[str, Any]) -> str:
+    """The token every POST form and the csrf-token meta tag carry (app.csrf)."""
+    return token_for_render(context["request"].scope)
+
+
+@pass_context
+def auth_mode(context: dict[str, Any]) -> str:
+    """none or accounts: the same for every request, so cached pages may show it."""
+    mode: str = context["request"].app.state.settings.auth
+    return mode
+
+
 # Jinja2Templates turns autoescape on for .html files; keep it that way.
 templates = Jinja2Templates(directory=TEMPLATES_DIR)
 templates.env.globals["static_url"] = static_url
 templates.env.globals["path_for"] = path_for
+templates.env.globals["csrf_token"] = csrf_token
+templates.env.globals["auth_mode"] = auth_mode
 # Templates ship with the code: checking their mtimes on every render costs
 # a stat per include on the hot path.
 templates.env.auto_reload = False

@@ -20,6 +20,13 @@
     }
   });
 
+  // Every htmx request carries the session's CSRF token (app/csrf.py): state-changing
+  // requests without it are refused. Plain forms send it in a hidden field instead.
+  document.addEventListener("htmx:configRequest", function (event) {
+    var meta = document.querySelector("meta[name='csrf-token']");
+    if (meta) event.detail.headers["X-CSRF-Token"] = meta.getAttribute("content");
+  });
+
   // After a swap, move focus to the new content so keyboard and screen-reader
   // users continue from there instead of from a node that no longer exists.
   document.addEventListener("htmx:afterSettle", function () {

@@ -1,5 +1,7 @@
 """Fixtures shared by the test suite: content folders, app clients, a live server, Chromium."""
 
+import base64
+import json
 import os
 import secrets
 import shutil
@@ -9,8 +11,10 @@ import time
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
+import httpx
 import pytest
 import sqlalchemy
 import uvicorn
@@ -18,14 +22,43 @@ from fastapi.testclient import TestClient
 
 from app import review
 from app.activity import Learner
+from app.csrf import SAFE_METHODS
 from app.db import Database
 from app.library import Library, Snapshot
 from app.main import create_app
 from app.scheduling import Rating, Scheduler
+from app.sessions import COOKIE
 from app.settings import PROJECT_ROOT, Settings
 from tests.cardtext import GOOD_CARD, OTHER_CARD
 
 ARTIFACTS = PROJECT_ROOT / "test-artifacts"
+
+
+class CSRFClient(TestClient):
+    """A TestClient that sends the session's CSRF token with every state-changing request.
+
+    It does what static/app.js does for htmx: reads the token and sends it in
+    ``X-CSRF-Token``. tests/test_csrf.py checks requests without it are refused.
+    """
+
+    def csrf_token(self) -> str:
+        if self.cookies.get(COOKIE) is None:
+            self.get("/healthz")
+        return csrf_token_of(self)
+
+    def request(self, method: str, url: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        if method.upper() not in SAFE_METHODS:
+            headers = dict(kwargs.pop("headers", None) or {})
+            headers.setdefault("X-CSRF-Token", self.csrf_token())
+            kwargs["headers"] = headers
+        return super().request(method, url, **kwargs)
+
+
+def csrf_token_of(client: httpx.Client) -> str:
+    """The CSRF token in a client's session cookie (signed, not secret from its owner)."""
+    body = client.cookies[COOKIE].split(".")[0]
+    token: str = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))["c"]
+    return token
 
 
 @pytest.fixture
@@ -47,7 +80,7 @@ def settings(tmp_path: Path, content_dir: Path) -> Settings:
 @pytest.fixture
 def client(settings: Settings) -> Iterator[TestClient]:
     """The app on the small test content, started through its lifespan."""
-    with TestClient(create_app(settings)) as test_client:
+    with CSRFClient(create_app(settings)) as test_client:
         yield test_client
 
 
@@ -55,7 +88,7 @@ def client(settings: Settings) -> Iterator[TestClient]:
 def bundled_client(tmp_path: Path) -> Iterator[TestClient]:
     """The app on the bundled content/ folder."""
     settings = Settings(data_dir=tmp_path / "data", reload_content=False)
-    with TestClient(create_app(settings)) as test_client:
+    with CSRFClient(create_app(settings)) as test_client:
         yield test_client
 
 
@@ -185,7 +218,7 @@ def db_settings(settings: Settings, database_url: str) -> Settings:
 @pytest.fixture
 def db_client(db_settings: Settings) -> Iterator[TestClient]:
     """The app on the test content and ``database_url``, started through its lifespan."""
-    with TestClient(create_app(db_settings)) as test_client:
+    with CSRFClient(create_app(db_settings)) as test_client:
         yield test_client
 
 

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from fastapi.testclient import TestClient
 
 from app.library import Library, check_paths, display_path
 from app.main import create_app
 from app.settings import Settings
 from tests.cardtext import GOOD_CARD, OTHER_CARD, line_of
+from tests.conftest import CSRFClient
 
 
 def test_loads_every_card(content_dir: Path) -> None:
@@ -80,7 +80,7 @@ def test_server_loads_good_cards_and_logs_the_others(
     settings: Settings, content_dir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     (content_dir / "testdeck" / "broken.md").write_text("no front matter\n")
-    with caplog.at_level(logging.WARNING), TestClient(create_app(settings)) as client:
+    with caplog.at_level(logging.WARNING), CSRFClient(create_app(settings)) as client:
         assert client.get("/cards/test-other").status_code == 200
     assert any(
         "broken.md:1: missing front matter: the file must start with '---'" in r.getMessage()
@@ -96,7 +96,7 @@ def test_edits_are_served_within_a_second(tmp_path: Path, content_dir: Path) -> 
         reload_interval=0.2,
     )
     card_file = content_dir / "testdeck" / "other.md"
-    with TestClient(create_app(settings)) as client:
+    with CSRFClient(create_app(settings)) as client:
         card_file.write_text(
             OTHER_CARD.replace("Positive and smooth.", "Always positive, and smooth.")
         )

@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient
 from app.main import create_app
 from app.settings import Settings
 from tests.cardtext import GOOD_CARD, line_of
-from tests.conftest import free_port
+from tests.conftest import CSRFClient, free_port
 
 HX = {"HX-Request": "true"}
 
@@ -48,7 +48,7 @@ def make_client(
     settings = Settings(
         content_dir=content, data_dir=tmp_path / "data", worker_url=worker_url, **extra
     )
-    return TestClient(create_app(settings))
+    return CSRFClient(create_app(settings))
 
 
 def badges(html: str) -> list[tuple[str, str]]:

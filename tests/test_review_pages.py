@@ -12,6 +12,7 @@ from app.library import Library
 from app.main import create_app
 from app.settings import Settings
 from app.templating import templates
+from tests.conftest import CSRFClient
 
 HX = {"HX-Request": "true"}
 
@@ -47,7 +48,7 @@ def revealed_form(client: TestClient, answer: str = "my answer") -> dict[str, st
 
 
 def client_with(db_settings: Settings, **changes: object) -> TestClient:
-    return TestClient(create_app(db_settings.model_copy(update=changes)))
+    return CSRFClient(create_app(db_settings.model_copy(update=changes)))
 
 
 @pytest.fixture

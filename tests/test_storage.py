@@ -5,7 +5,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bs4 import BeautifulSoup
-from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from app import review
@@ -17,6 +16,7 @@ from app.models import CardActivity, DailyActivity, ReviewItem, ReviewLog
 from app.review import ReviewConflict
 from app.scheduling import Rating, Scheduler
 from app.settings import Settings
+from tests.conftest import CSRFClient
 
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
 
@@ -28,7 +28,7 @@ def shown_form(html: str, selector: str) -> dict[str, str]:
 
 
 def test_a_review_survives_restarting_the_app(settings: Settings) -> None:
-    with TestClient(create_app(settings)) as client:
+    with CSRFClient(create_app(settings)) as client:
         first = shown_form(client.get("/review").text, "form.answer-form")
         revealed = client.post("/review/reveal", data={**first, "answer": "exp then divide"})
         grade = shown_form(revealed.text, "form.grade-form")
@@ -39,7 +39,7 @@ def test_a_review_survives_restarting_the_app(settings: Settings) -> None:
     database_file = settings.data_dir / "quizlab.sqlite3"
     assert database_file.exists()
 
-    with TestClient(create_app(settings)) as client:
+    with CSRFClient(create_app(settings)) as client:
         after = shown_form(client.get("/review").text, "form.answer-form")
         assert after["item"] != first["item"]  # the graded item is scheduled, not shown again
         stats = BeautifulSoup(client.get("/stats").text, "html.parser")

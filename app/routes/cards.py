@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
+from app import csrf
 from app.card import Card, Problem, content_hash
 from app.library import Snapshot
 from app.livecheck import LiveResults, demo_views
@@ -65,12 +66,16 @@ async def card_page(
     key = (card, view, tuple(problems), live.signature(card), snapshot.reloading)
     body = cache.get(key)
     if body is None:
+        # Cached pages are the same for everyone: rendered with a placeholder
+        # where the session's CSRF token goes, swapped in below (app.csrf).
+        request.scope[csrf.RENDER_KEY] = csrf.PLACEHOLDER
         response = templates.TemplateResponse(
             request, "card.html", _context(card, snapshot, live, view=view)
         )
-        cache.put(key, bytes(response.body))
-        return response
-    return HTMLResponse(body)
+        del request.scope[csrf.RENDER_KEY]
+        body = bytes(response.body)
+        cache.put(key, body)
+    return HTMLResponse(csrf.personalise(body, request.scope))
 
 
 @router.post("/cards/{card_id}/reveal", response_class=HTMLResponse, name="reveal")

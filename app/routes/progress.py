@@ -4,12 +4,14 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import StreamingResponse
 from sqlalchemy.orm import Session
 
 from app import progress
+from app.accounts import Account
 from app.activity import Learner
+from app.auth import ACCOUNT_KEY
 from app.db import Database
 from app.scheduling import Scheduler
 from app.settings import Settings
@@ -33,9 +35,18 @@ def get_session(database: Annotated[Database, Depends(get_database)]) -> Iterato
 async def get_learner(
     request: Request, database: Annotated[Database, Depends(get_database)]
 ) -> Learner:
-    # One local user until accounts exist; this is the one place that will change.
-    # Its id was looked up at start-up (Database.prepare), so this does no I/O.
+    """Whose progress a request reads and writes: the one place that decides it.
+
+    In accounts mode, the account app.auth checked for this request (the
+    middleware lets no signed-out request reach a route that needs a learner);
+    otherwise the local user, whose id start-up looked up, so this does no I/O.
+    """
     settings: Settings = request.app.state.settings
+    if settings.auth == "accounts":
+        account: Account | None = getattr(request.state, ACCOUNT_KEY, None)
+        if account is None:
+            raise HTTPException(401, "Sign in first: your session has ended.")
+        return Learner(account.id, settings.zone)
     return Learner(database.local_user_id, settings.zone)
 
 

@@ -26,6 +26,7 @@ from typing import Annotated
 import torch
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 
 from app import __version__
 from app.settings import get_settings
@@ -61,7 +62,17 @@ async def list_demos() -> list[DemoInfo]:
     return [demo.info() for demo in DEMOS.values()]
 
 
-@router.get("/demos/{name}")
+class UnknownDemoAnswer(BaseModel):
+    """The 404 for a demo name the worker does not know: the names it does."""
+
+    detail: str
+    demos: list[str]
+
+
+UNKNOWN_DEMO = {404: {"model": UnknownDemoAnswer, "description": "No demo has this name."}}
+
+
+@router.get("/demos/{name}", responses=UNKNOWN_DEMO)  # type: ignore[arg-type]
 async def describe_demo(name: str) -> DemoInfo:
     return get_demo(name).info()
 

@@ -1,0 +1,103 @@
+"""CSRF protection: every state-changing request carries the session's token.
+
+A synchronizer token: the token lives in the signed session cookie
+(:mod:`app.sessions`), which another site can neither read nor set, and each
+page repeats it in ``<meta name="csrf-token">`` and in a hidden ``csrf_token``
+field of every POST form. ``static/app.js`` copies the meta tag into the
+``X-CSRF-Token`` header of each htmx request; a plain form sends the field.
+A POST, PUT, PATCH or DELETE whose token does not match gets 403 and reaches
+no route, so nothing is stored.
+
+Cached pages (the card page, :mod:`app.pagecache`) are rendered with
+:data:`PLACEHOLDER` in place of the token; :func:`personalise` swaps in the
+session's token on the way out, so the cache never holds anyone's token.
+"""
+
+import hmac
+from urllib.parse import parse_qs
+
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.sessions import session_of
+
+HEADER = b"x-csrf-token"
+FIELD = "csrf_token"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+# Same length as a token (43 characters), so swapping it in keeps Content-Length right.
+PLACEHOLDER = "csrf-placeholder-".ljust(43, "0")
+RENDER_KEY = "quizlab.csrf_render"
+# Forms here are short (an answer is at most 20,000 characters); a longer body is refused.
+MAX_FORM_BYTES = 1_000_000
+MESSAGE = "This form has expired or did not come from this site: reload the page and send it again."
+
+
+def token_for_render(scope: Scope) -> str:
+    """The token a template writes: the session's, or the placeholder for a cached page."""
+    override = scope.get(RENDER_KEY)
+    if isinstance(override, str):
+        return override
+    return session_of(scope).csrf
+
+
+def personalise(body: bytes, scope: Scope) -> bytes:
+    """A cached page with the session's token in place of :data:`PLACEHOLDER`."""
+    return body.replace(PLACEHOLDER.encode(), session_of(scope).csrf.encode())
+
+
+def _matches(sent: str | None, expected: str) -> bool:
+    return sent is not None and hmac.compare_digest(sent.encode(), expected.encode())
+
+
+class CSRFMiddleware:
+    """Refuses unsafe requests without the session's token (header or form field)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in SAFE_METHODS:
+            await self.app(scope, receive, send)
+            return
+        expected = session_of(scope).csrf
+        headers = dict(scope["headers"])
+        header = headers.get(HEADER)
+        if header is not None:
+            if _matches(header.decode("latin-1"), expected):
+                await self.app(scope, receive, send)
+            else:
+                await PlainTextResponse(MESSAGE, 403)(scope, receive, send)
+            return
+        # No header: a plain form. Read the body, find the field, then replay the body.
+        content_type = headers.get(b"content-type", b"").split(b";")[0].strip()
+        messages: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            size += len(message.get("body", b""))
+            if size > MAX_FORM_BYTES:
+                await PlainTextResponse("This form is too large.", 413)(scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+        sent = None
+        if content_type == b"application/x-www-form-urlencoded":
+            body = b"".join(m.get("body", b"") for m in messages)
+            try:
+                values = parse_qs(body.decode("latin-1"), max_num_fields=1000).get(FIELD)
+            except ValueError:  # too many fields
+                values = None
+            sent = values[0] if values else None
+        if not _matches(sent, expected):
+            await PlainTextResponse(MESSAGE, 403)(scope, receive, send)
+            return
+
+        async def replay() -> Message:
+            if messages:
+                return messages.pop(0)
+            return await receive()
+
+        await self.app(scope, replay, send)

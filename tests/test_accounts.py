@@ -1,0 +1,344 @@
+"""Accounts mode: sign in and out, passwords, admins, invites, and progress that is each user's own."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from fastapi.testclient import TestClient
+
+from app import accounts
+from app.db import Database
+from app.main import create_app
+from app.models import User
+from app.ratelimit import LoginLimiter
+from app.settings import Settings
+from tests.conftest import CSRFClient
+
+PASSWORD = "correct horse battery"
+HX = {"HX-Request": "true"}
+
+
+@pytest.fixture
+def accounts_settings(db_settings: Settings) -> Settings:
+    """The test settings in accounts mode, on SQLite and on PostgreSQL."""
+    return db_settings.model_copy(update={"auth": "accounts"})
+
+
+@pytest.fixture
+def site(accounts_settings: Settings) -> Iterator["Site"]:
+    """An accounts-mode app with an admin `ada` and a learner `bob`."""
+    app = create_app(accounts_settings)
+    with CSRFClient(app) as first:
+        database: Database = app.state.db
+        with database.session() as session:
+            accounts.create_user(
+                session, name="ada", password=PASSWORD, is_admin=True, now=accounts.now_utc()
+            )
+            accounts.create_user(session, name="bob", password=PASSWORD, now=accounts.now_utc())
+        yield Site(app, first)
+
+
+class Site:
+    """The app and a way to open more browsers (clients with their own cookies) on it."""
+
+    def __init__(self, app: object, client: CSRFClient) -> None:
+        self.app = app
+        self.client = client
+
+    def browser(self) -> CSRFClient:
+        return CSRFClient(self.app)  # type: ignore[arg-type]
+
+    def signed_in(self, name: str, password: str = PASSWORD) -> CSRFClient:
+        browser = self.browser()
+        response = browser.post(
+            "/login", data={"name": name, "password": password}, follow_redirects=False
+        )
+        assert response.status_code == 303, response.text
+        return browser
+
+
+def error_of(html: str) -> str:
+    found = BeautifulSoup(html, "html.parser").select_one(".form-error")
+    return found.get_text(" ", strip=True) if found else ""
+
+
+def choices_of(client: TestClient) -> list[tuple[str, str]]:
+    return [(c["card_id"], c["choice"]) for c in client.get("/progress").json()["choices"]]
+
+
+def test_mode_none_has_no_sign_in(client: TestClient) -> None:
+    assert client.get("/login").status_code == 404
+    assert client.get("/").status_code == 200
+    assert "Sign out" not in client.get("/").text
+
+
+def test_signed_out_pages_go_to_the_sign_in_page(site: Site) -> None:
+    browser = site.browser()
+    response = browser.get("/review?deck=testdeck", follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == "/login?next=%2Freview%3Fdeck%3Dtestdeck"
+    assert browser.get("/healthz").status_code == 200
+    assert browser.get("/login").status_code == 200
+    # Not a page: 401, and htmx is told where to go.
+    grade = browser.post("/cards/test-scaling/choice", data={"choice": "a"}, headers=HX)
+    assert grade.status_code == 401
+    assert grade.headers["HX-Redirect"] == "/login"
+    assert browser.get("/progress", follow_redirects=False).status_code == 303
+
+
+def test_sign_in_returns_to_the_page_asked_for(site: Site) -> None:
+    browser = site.browser()
+    response = browser.post(
+        "/login",
+        data={"name": "Bob", "password": PASSWORD, "next": "/review"},
+        follow_redirects=False,
+    )
+    assert response.status_code == 303
+    assert response.headers["location"] == "/review"
+    assert browser.get("/review").status_code == 200
+    page = browser.get("/account").text
+    assert "Signed in as" in page and "bob" in page
+
+
+@pytest.mark.parametrize("target", ["https://evil.example/", "//evil.example/", "/\\evil"])
+def test_sign_in_never_redirects_off_site(site: Site, target: str) -> None:
+    response = site.browser().post(
+        "/login", data={"name": "bob", "password": PASSWORD, "next": target}, follow_redirects=False
+    )
+    assert response.headers["location"] == "/"
+
+
+def test_session_cookie_is_httponly_lax_and_secure_over_https(site: Site) -> None:
+    plain = site.browser().post(
+        "/login", data={"name": "bob", "password": PASSWORD}, follow_redirects=False
+    )
+    cookie = plain.headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Secure" not in cookie
+    secure = CSRFClient(site.app, base_url="https://testserver")  # type: ignore[arg-type]
+    response = secure.post(
+        "/login", data={"name": "bob", "password": PASSWORD}, follow_redirects=False
+    )
+    assert "; Secure" in response.headers["set-cookie"]
+
+
+def test_unknown_name_and_wrong_password_get_the_same_answer(site: Site) -> None:
+    browser = site.browser()
+
+    def attempt(name: str, password: str) -> tuple[int, str, float]:
+        start = time.perf_counter()
+        response = browser.post("/login", data={"name": name, "password": password})
+        return response.status_code, error_of(response.text), time.perf_counter() - start
+
+    unknown = [attempt("nobody", "whatever password") for _ in range(2)]
+    wrong = [attempt("ada", "wrong password!!") for _ in range(2)]
+    assert {(s, m) for s, m, _ in unknown + wrong} == {
+        (401, "Wrong name or password: check both and try again.")
+    }
+    # Similar timing: both verify an Argon2 hash and wait out the same floor.
+    fastest_unknown = min(t for _, _, t in unknown)
+    fastest_wrong = min(t for _, _, t in wrong)
+    assert 0.5 < fastest_unknown / fastest_wrong < 2.0
+
+
+def test_sign_in_is_rate_limited_per_account(site: Site) -> None:
+    site.app.state.login_limiter = LoginLimiter(account_limit=3, address_limit=100)  # type: ignore[attr-defined]
+    browser = site.browser()
+    for _ in range(3):
+        assert (
+            browser.post("/login", data={"name": "bob", "password": "nope nope nope"}).status_code
+            == 401
+        )
+    # Even the right password is refused now, with a message that says how long to wait.
+    refused = browser.post("/login", data={"name": "bob", "password": PASSWORD})
+    assert refused.status_code == 429
+    assert error_of(refused.text) == (
+        "Too many failed sign-ins for this name or from this address: wait 15 minutes and try again."
+    )
+    # Another account is not locked by bob's failures.
+    assert site.signed_in("ada").get("/account").status_code == 200
+
+
+def test_sign_in_is_rate_limited_per_address(site: Site) -> None:
+    site.app.state.login_limiter = LoginLimiter(account_limit=100, address_limit=3)  # type: ignore[attr-defined]
+    browser = site.browser()
+    for name in ("x1", "x2", "x3"):
+        browser.post("/login", data={"name": name, "password": "nope nope nope"})
+    assert browser.post("/login", data={"name": "ada", "password": PASSWORD}).status_code == 429
+
+
+def test_the_limiter_forgets_failures_after_the_window() -> None:
+    limiter = LoginLimiter(window=60, account_limit=2, address_limit=10)
+    limiter.failed(name="a", address="1", now=0)
+    limiter.failed(name="a", address="1", now=10)
+    assert limiter.retry_after(name="a", address="1", now=20) == 40
+    assert limiter.retry_after(name="b", address="1", now=20) == 0
+    assert limiter.retry_after(name="a", address="1", now=61) == 0
+    limiter.failed(name="a", address="1", now=62)
+    limiter.succeeded(name="a")
+    assert limiter.retry_after(name="a", address="1", now=63) == 0
+
+
+def test_sign_out_ends_the_session(site: Site) -> None:
+    browser = site.signed_in("bob")
+    response = browser.post("/logout", follow_redirects=False)
+    assert response.status_code == 303
+    assert browser.get("/account", follow_redirects=False).status_code == 303
+
+
+def test_changing_the_password_signs_out_other_sessions(site: Site) -> None:
+    here, elsewhere = site.signed_in("bob"), site.signed_in("bob")
+    wrong = here.post(
+        "/account/password",
+        data={"current": "not it at all", "new": "a new password", "repeated": "a new password"},
+    )
+    assert wrong.status_code == 422
+    assert error_of(wrong.text) == "The current password is wrong: nothing was changed."
+    differ = here.post(
+        "/account/password",
+        data={"current": PASSWORD, "new": "a new password", "repeated": "another password"},
+    )
+    assert differ.status_code == 422
+    assert "differ" in error_of(differ.text)
+    changed = here.post(
+        "/account/password",
+        data={"current": PASSWORD, "new": "a new password", "repeated": "a new password"},
+    )
+    assert changed.status_code == 200
+    assert here.get("/account").status_code == 200
+    assert elsewhere.get("/account", follow_redirects=False).status_code == 303
+    assert site.signed_in("bob", "a new password")
+
+
+def test_an_admin_disables_and_enables_a_user(site: Site) -> None:
+    admin, bob = site.signed_in("ada"), site.signed_in("bob")
+    assert bob.get("/admin/users").status_code == 403
+    assert bob.post("/admin/users/ada/disabled", data={"disabled": "true"}).status_code == 403
+    assert admin.post("/admin/users/bob/disabled", data={"disabled": "true"}).status_code == 200
+    assert bob.get("/review", follow_redirects=False).status_code == 303
+    refused = site.browser().post("/login", data={"name": "bob", "password": PASSWORD})
+    assert error_of(refused.text) == "Wrong name or password: check both and try again."
+    assert admin.post("/admin/users/nobody/disabled", data={"disabled": "true"}).status_code == 404
+    assert admin.post("/admin/users/ada/disabled", data={"disabled": "true"}).status_code == 409
+    assert admin.post("/admin/users/bob/disabled", data={"disabled": "false"}).status_code == 200
+    assert site.signed_in("bob")
+
+
+def test_an_invite_link_works_once(site: Site) -> None:
+    admin = site.signed_in("ada")
+    page = admin.post("/admin/invites", data={})
+    assert page.status_code == 201
+    link = BeautifulSoup(page.text, "html.parser").select_one("#invite-url")
+    assert link is not None
+    path = link.get_text().removeprefix("http://testserver")
+    guest = site.browser()
+    assert guest.get(path).status_code == 200
+    taken = guest.post(path, data={"name": "bob", "password": PASSWORD, "repeated": PASSWORD})
+    assert taken.status_code == 409
+    assert error_of(taken.text) == "There is already a user called 'bob': pick another name."
+    short = guest.post(path, data={"name": "cy", "password": "short", "repeated": "short"})
+    assert short.status_code == 422
+    made = guest.post(
+        path,
+        data={"name": "cy", "password": PASSWORD, "repeated": PASSWORD},
+        follow_redirects=False,
+    )
+    assert made.status_code == 303
+    assert "cy" in guest.get("/account").text
+    assert site.browser().get(path).status_code == 404
+    again = site.browser().post(
+        path, data={"name": "dee", "password": PASSWORD, "repeated": PASSWORD}
+    )
+    assert again.status_code == 404
+
+
+def test_each_user_sees_only_their_own_progress(site: Site) -> None:
+    ada, bob = site.signed_in("ada"), site.signed_in("bob")
+    ada.post("/cards/test-scaling/choice", data={"choice": "b"}, headers=HX)
+    assert choices_of(ada) == [("test-scaling", "b")]
+    assert choices_of(bob) == []
+    bob.post("/cards/test-scaling/choice", data={"choice": "a"}, headers=HX)
+    assert choices_of(ada) == [("test-scaling", "b")]
+    assert choices_of(bob) == [("test-scaling", "a")]
+
+
+def test_a_review_token_of_another_user_is_not_found(site: Site) -> None:
+    """Review forms name items by token; a token is only ever looked up in its user's rows."""
+    ada, bob = site.signed_in("ada"), site.signed_in("bob")
+    page = BeautifulSoup(ada.get("/review").text, "html.parser")
+    form = {
+        str(i["name"]): str(i.get("value", ""))
+        for i in page.select("form.answer-form input[type=hidden]")
+    }
+    ada.post("/review/reveal", data=form, headers=HX)
+    graded = ada.post("/review/grade", data={**form, "rating": "3"}, headers=HX)
+    assert graded.status_code == 200
+    # bob replays ada's form: recorded (if at all) as bob's own review, never touching ada's.
+    bob.post("/review/grade", data={**form, "rating": "1"}, headers=HX)
+    ada_reviews = ada.get("/progress").json()["reviews"]
+    assert [r["rating"] for r in ada_reviews] == [3]
+    assert all(r["rating"] != 3 for r in bob.get("/progress").json()["reviews"])
+
+
+def quizlab(*args: str, data_dir: Path, stdin: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "QUIZLAB_DATA_DIR": str(data_dir)}
+    env.pop("QUIZLAB_DATABASE_URL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_switching_to_accounts_gives_local_progress_to_the_first_admin(settings: Settings) -> None:
+    with CSRFClient(create_app(settings)) as single:
+        single.post("/cards/test-scaling/choice", data={"choice": "b"})
+        assert choices_of(single) == [("test-scaling", "b")]
+    added = quizlab(
+        "user", "add", "ada", "--admin", data_dir=settings.data_dir, stdin=PASSWORD + "\n"
+    )
+    assert added.returncode == 0, added.stderr
+    assert "created admin ada" in added.stderr
+    assert "the local user's progress is now theirs" in added.stderr
+    learner = quizlab("user", "add", "bob", data_dir=settings.data_dir, stdin=PASSWORD + "\n")
+    assert learner.returncode == 0, learner.stderr
+    exported = quizlab(
+        "progress", "export", "-", "--user", "ada", data_dir=settings.data_dir, stdin=""
+    )
+    assert [c["choice"] for c in json.loads(exported.stdout)["choices"]] == ["b"]
+    unknown = quizlab(
+        "progress", "export", "-", "--user", "nobody", data_dir=settings.data_dir, stdin=""
+    )
+    assert unknown.returncode == 2
+    assert "there is no user called 'nobody'" in unknown.stderr
+    app = create_app(settings.model_copy(update={"auth": "accounts"}))
+    with CSRFClient(app):
+        site = Site(app, CSRFClient(app))
+        assert choices_of(site.signed_in("ada")) == [("test-scaling", "b")]
+        assert choices_of(site.signed_in("bob")) == []
+
+
+def test_user_add_refuses_a_bad_name_or_short_password(tmp_path: Path) -> None:
+    short = quizlab("user", "add", "ada", data_dir=tmp_path, stdin="short\n")
+    assert short.returncode == 2
+    assert "at least 10 characters" in short.stderr
+    bad = quizlab("user", "add", "Not OK!", data_dir=tmp_path, stdin=PASSWORD + "\n")
+    assert bad.returncode == 2
+    assert "A name is 2 to 40 characters" in bad.stderr
+
+
+def test_passwords_are_stored_as_argon2_hashes(database: Database) -> None:
+    with database.session() as session:
+        user = accounts.create_user(session, name="ada", password=PASSWORD, now=accounts.now_utc())
+        stored = session.get(User, user.id)
+        assert stored is not None and stored.password_hash is not None
+        assert stored.password_hash.startswith("$argon2id$")
+        assert PASSWORD not in stored.password_hash

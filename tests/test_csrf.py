@@ -1,0 +1,108 @@
+"""CSRF: a state-changing request without the session's token is refused and stores nothing."""
+
+import pytest
+from bs4 import BeautifulSoup
+from fastapi.testclient import TestClient
+
+from app import csrf
+from app.main import create_app
+from app.sessions import new_token
+from app.settings import Settings
+from tests.conftest import csrf_token_of
+
+HX = {"HX-Request": "true"}
+
+
+@pytest.fixture
+def bare(settings: Settings) -> TestClient:
+    """A client that sends no token unless a test adds one: like a form on another site."""
+    with TestClient(create_app(settings)) as client:
+        client.get("/")  # a session, as a visitor who once opened the site has
+        yield client
+
+
+def choices(client: TestClient) -> list[object]:
+    recorded: list[object] = client.get("/progress").json()["choices"]
+    return recorded
+
+
+def page_token(html: str, selector: str = "meta[name=csrf-token]") -> str:
+    tag = BeautifulSoup(html, "html.parser").select_one(selector)
+    assert tag is not None, selector
+    return str(tag.get("content") or tag.get("value"))
+
+
+@pytest.mark.parametrize("headers", [{}, {"X-CSRF-Token": "forged"}, {"X-CSRF-Token": ""}])
+def test_a_post_without_the_right_token_is_refused(
+    bare: TestClient, headers: dict[str, str]
+) -> None:
+    response = bare.post("/cards/test-scaling/choice", data={"choice": "b"}, headers=headers)
+    assert response.status_code == 403
+    assert response.text == csrf.MESSAGE
+    assert choices(bare) == []
+
+
+def test_a_form_field_with_another_sessions_token_is_refused(
+    bare: TestClient, settings: Settings
+) -> None:
+    with TestClient(create_app(settings)) as other:
+        other.get("/")
+        stolen = csrf_token_of(other)
+    response = bare.post("/cards/test-scaling/choice", data={"choice": "b", "csrf_token": stolen})
+    assert response.status_code == 403
+    assert choices(bare) == []
+
+
+def test_a_plain_form_sends_the_token_in_a_field(bare: TestClient) -> None:
+    page = bare.get("/cards/test-scaling").text
+    token = page_token(page, "form[action$='/choice'] input[name=csrf_token]")
+    response = bare.post("/cards/test-scaling/choice", data={"choice": "b", "csrf_token": token})
+    assert response.status_code == 200
+    assert len(choices(bare)) == 1
+
+
+def test_htmx_sends_the_token_from_the_meta_tag_in_a_header(bare: TestClient) -> None:
+    token = page_token(bare.get("/review").text)
+    headers = {**HX, "X-CSRF-Token": token}
+    response = bare.post("/cards/test-scaling/choice", data={"choice": "a"}, headers=headers)
+    assert response.status_code == 200
+    assert len(choices(bare)) == 1
+
+
+def test_a_post_with_no_session_at_all_is_refused(settings: Settings) -> None:
+    with TestClient(create_app(settings)) as stranger:
+        response = stranger.post("/cards/test-scaling/reveal", data={"csrf_token": "x" * 43})
+        assert response.status_code == 403
+
+
+def test_the_cached_card_page_carries_each_visitors_own_token(settings: Settings) -> None:
+    app = create_app(settings)
+    with TestClient(app) as first, TestClient(app) as second:
+        pages = [first.get("/cards/test-scaling").text, second.get("/cards/test-scaling").text]
+        again = first.get("/cards/test-scaling").text  # from the cache
+    tokens = [csrf_token_of(first), csrf_token_of(second)]
+    assert tokens[0] != tokens[1]
+    for page, token in zip([*pages, again], [*tokens, tokens[0]], strict=True):
+        assert csrf.PLACEHOLDER not in page
+        assert page_token(page) == token
+        fields = BeautifulSoup(page, "html.parser").select("input[name=csrf_token]")
+        assert fields and {f["value"] for f in fields} == {token}
+    # The cache holds the placeholder, never a token.
+    cached = b"".join(app.state.page_cache._pages.values())
+    assert csrf.PLACEHOLDER.encode() in cached
+    assert not any(token.encode() in cached for token in tokens)
+
+
+def test_the_placeholder_is_as_long_as_a_token() -> None:
+    assert len(csrf.PLACEHOLDER) == len(csrf.PLACEHOLDER.encode()) == len(new_token()) == 43
+
+
+def test_pages_with_a_token_are_private_and_static_files_set_no_cookie(settings: Settings) -> None:
+    with TestClient(create_app(settings)) as client:
+        page = client.get("/cards/test-scaling")
+        assert page.headers["cache-control"] == "private, no-cache"
+        assert "set-cookie" in page.headers
+        client.cookies.clear()
+        css = client.get("/static/app.css")
+        assert css.headers["cache-control"].startswith("public")
+        assert "set-cookie" not in css.headers
