@@ -98,6 +98,9 @@ class LiveResults:
         # Why the last background run of a key failed, until it is read once, so
         # a polling status fragment stops and says so instead of spinning.
         self._failed: dict[str, str] = {}
+        # The event loop keeps only weak references to tasks: hold background
+        # runs here until they finish, or one could vanish mid-flight.
+        self._background: set[asyncio.Task[dict[str, Any]]] = set()
 
     @staticmethod
     def resolve(demo: str, params: dict[str, Scalar]) -> tuple[DemoSpec, dict[str, Scalar], str]:
@@ -171,6 +174,8 @@ class LiveResults:
                 self._failed[key] = str(task.exception())
                 logger.warning("demo run failed: %s", task.exception())
 
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
         task.add_done_callback(done)
 
     def take_failure(self, demo: str, params: dict[str, Scalar]) -> str | None:
