@@ -137,7 +137,9 @@ class LiveResults:
         while len(self._memory) > MEMORY_ENTRIES:
             self._memory.popitem(last=False)
 
-    async def result(self, demo: str, params: dict[str, Scalar]) -> dict[str, Any]:
+    async def result(
+        self, demo: str, params: dict[str, Scalar], *, persist: bool = True
+    ) -> dict[str, Any]:
         """The result of a demo run, computing it at most once per key at a time.
 
         Raises:
@@ -150,7 +152,7 @@ class LiveResults:
             return found
         task = self._running.get(key)
         if task is None:
-            task = asyncio.create_task(self._fetch(spec, full, key))
+            task = asyncio.create_task(self._fetch(spec, full, key, persist))
             self._running[key] = task
             task.add_done_callback(lambda _t: self._running.pop(key, None))
         # shield: a client that disconnects must not cancel a run others wait on.
@@ -166,7 +168,9 @@ class LiveResults:
         if key in self._memory or key in self._running:
             return
         self._failed.pop(key, None)
-        task = asyncio.create_task(self.result(demo, full))
+        # Parameters a learner picks are not written to the database: anyone can
+        # ask for any number of them, and the table would grow without bound.
+        task = asyncio.create_task(self.result(demo, full, persist=False))
 
         def done(task: "asyncio.Task[dict[str, Any]]") -> None:
             # The result is read through the cache; a failure is kept for the poller.
@@ -183,7 +187,9 @@ class LiveResults:
         _spec, _full, key = self.resolve(demo, params)
         return self._failed.pop(key, None)
 
-    async def _fetch(self, spec: DemoSpec, params: dict[str, Scalar], key: str) -> dict[str, Any]:
+    async def _fetch(
+        self, spec: DemoSpec, params: dict[str, Scalar], key: str, persist: bool
+    ) -> dict[str, Any]:
         if self.store is not None:
             stored = await asyncio.to_thread(self.store.get, key)
             if stored is not None:
@@ -200,7 +206,7 @@ class LiveResults:
                 f"this server expects {spec.version}"
             )
         self._remember(key, result)
-        if self.store is not None:
+        if persist and self.store is not None:
             await asyncio.to_thread(self.store.put, key, spec.name, spec.version, result)
         return result
 

@@ -276,3 +276,21 @@ def test_results_survive_a_restart_in_the_database(
     with make_client(tmp_path, live_content, None) as client:
         again = badges(client.get("/cards/test-scaling/live", headers=HX).text)
     assert again == first
+
+
+def test_learner_picked_demo_results_are_not_stored(
+    tmp_path: Path, live_content: Path, worker_url: str
+) -> None:
+    from sqlalchemy import func, select
+
+    from app.models import DemoResult
+
+    with make_client(tmp_path, live_content, worker_url) as client:
+        for seed in (11, 12, 13):
+            assert client.get(f"/demos/softcap?x={seed}").status_code == 200
+        database = client.app.state.db  # type: ignore[attr-defined]
+        with database.session() as session:
+            assert session.scalar(select(func.count()).select_from(DemoResult)) == 0
+        client.get("/cards/test-scaling/live", headers=HX)  # a card's live numbers are
+        with database.session() as session:
+            assert session.scalar(select(func.count()).select_from(DemoResult)) == 2

@@ -69,7 +69,7 @@ async def demo(
         return templates.TemplateResponse(request, "_demo_status.html", context)
     if result is None:
         try:
-            result = await live.result(demo_name, view.params)
+            result = await live.result(demo_name, view.params, persist=False)
         except WorkerRejected as exc:
             raise HTTPException(422, str(exc)) from None
         except WorkerError as exc:
