@@ -98,24 +98,30 @@ def test_web_and_migrations_use_the_same_postgresql_database(services: dict[str,
     assert url.endswith("@db:5432/quizlab")
     assert services["db"]["environment"]["POSTGRES_DB"] == "quizlab"
     assert services["web"]["environment"]["QUIZLAB_WORKER_URL"] == "http://worker:8001"
+    assert services["web"]["environment"]["QUIZLAB_AUTH"] == "${QUIZLAB_AUTH:-none}"
     assert services["worker"]["command"][-2:] == ["--port", "8001"]
 
 
-def test_progress_lives_in_a_named_volume(compose: dict[str, Any]) -> None:
-    assert compose["volumes"] == {"db-data": None}
+def test_state_lives_in_named_volumes(compose: dict[str, Any]) -> None:
+    assert compose["volumes"] == {"db-data": None, "web-data": None}
     assert compose["services"]["db"]["volumes"] == ["db-data:/var/lib/postgresql/data"]
+    assert "volumes" not in compose["services"]["worker"]
 
 
-def test_web_keeps_no_state_so_it_scales_out(services: dict[str, Any]) -> None:
-    # Its one mount is the read-only content folder; no /data volume, no SQLite.
-    assert services["web"]["volumes"] == ["./content:/app/content:ro"]
+def test_web_replicas_share_everything_they_keep_so_it_scales_out(
+    services: dict[str, Any],
+) -> None:
+    # One data volume for all replicas (the session-signing key made on first
+    # start), the read-only cards, and the database: nothing per container.
+    assert services["web"]["volumes"] == ["web-data:/data", "./content:/app/content:ro"]
+    assert "QUIZLAB_DATA_DIR=/data" in DOCKERFILE.read_text()
     assert "container_name" not in services["web"]
     (port,) = services["web"]["ports"]
     assert port == "${WEB_PORT:-8000}:8000"  # a range such as 8000-8002 works with --scale
 
 
 def test_content_is_mounted_where_the_image_reads_it(services: dict[str, Any]) -> None:
-    host, container, mode = services["web"]["volumes"][0].split(":")
+    host, container, mode = services["web"]["volumes"][1].split(":")
     assert (PROJECT_ROOT / host).resolve() == PROJECT_ROOT / "content"
     assert f"QUIZLAB_CONTENT_DIR={container}" in DOCKERFILE.read_text()
     assert mode == "ro"
@@ -159,7 +165,7 @@ def test_dockerignore_sends_only_what_the_images_need() -> None:
     assert lines[0] == "*"
     allowed = {p.removeprefix("!").rstrip("/") for p in lines if p.startswith("!")}
     copied = set(re.findall(r"^COPY (?!--from)(\S+)", DOCKERFILE.read_text(), flags=re.MULTILINE))
-    copied |= {"README.md", "docker/wheels"}  # second file of a COPY; the worker's bind mount
+    copied.add("docker/wheels")  # the worker stage's bind mount
     assert copied <= allowed
     assert not allowed & {".venv", "data", ".git", "test-artifacts"}
 
