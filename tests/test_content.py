@@ -20,3 +20,20 @@ def test_first_card_is_complete() -> None:
     assert card.sources
     quiz = card.multiple_choice
     assert quiz is not None and len(quiz.choices) == 5
+
+
+def test_every_live_number_in_the_bundled_content_agrees_with_its_demo(worker_url: str) -> None:
+    """`quizlab check --run-demos` over content/, as CI must run it, against a real worker."""
+    import os
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "app", "check", "--run-demos", str(CONTENT)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "QUIZLAB_WORKER_URL": worker_url},
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "live numbers measured, no problems" in result.stderr
