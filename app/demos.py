@@ -140,17 +140,26 @@ def catalog() -> dict[str, DemoSpec]:
     return {raw["name"]: _spec(raw) for raw in json.loads(CATALOG_PATH.read_text())}
 
 
-def _demo(name: str) -> DemoSpec:
+class UnknownDemo(ValueError):
+    """No demo in the catalog has this name; the message lists the ones that do."""
+
+
+def demo_spec(name: str) -> DemoSpec:
+    """The demo called ``name``.
+
+    Raises:
+        UnknownDemo: no such demo.
+    """
     found = catalog().get(name)
     if found is None:
-        raise ValueError(f"unknown demo '{name}' (demos: {', '.join(catalog())})")
+        raise UnknownDemo(f"unknown demo '{name}' (demos: {', '.join(catalog())})")
     return found
 
 
 def binding_problem(binding: LiveBinding) -> str | None:
     """What is wrong with a live number's demo, output or parameters, if anything."""
     try:
-        demo = _demo(binding.demo)
+        demo = demo_spec(binding.demo)
         if binding.output not in demo.outputs:
             outputs = ", ".join(demo.outputs)
             return (
@@ -166,7 +175,7 @@ def binding_problem(binding: LiveBinding) -> str | None:
 def embedded_problem(embedded: EmbeddedDemo) -> str | None:
     """What is wrong with a demo block's name or parameters, if anything."""
     try:
-        _demo(embedded.demo).resolve(embedded.params)
+        demo_spec(embedded.demo).resolve(embedded.params)
     except ValueError as exc:
         return f"demo block: {exc}"
     return None

@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol
 from app.binding import EmbeddedDemo, LiveBinding, Scalar
 from app.card import Card, Problem
 from app.chart import Series
-from app.demos import DemoSpec, catalog
+from app.demos import DemoSpec, demo_spec
 from app.worker_client import WorkerClient, WorkerError, WorkerRejected, WorkerUnavailable
 
 logger = logging.getLogger(__name__)
@@ -73,9 +73,7 @@ def _resolve(
     demo: str, params: tuple[tuple[str, Scalar], ...]
 ) -> tuple[DemoSpec, dict[str, Scalar], str]:
     # Memoised: a card page resolves every live number on every request.
-    spec = catalog().get(demo)
-    if spec is None:
-        raise ValueError(f"unknown demo '{demo}' (demos: {', '.join(catalog())})")
+    spec = demo_spec(demo)
     full = spec.resolve(dict(params))
     return spec, full, spec.cache_key(full)
 

@@ -12,7 +12,7 @@ from app.library import Snapshot
 from app.livecheck import LiveResults, demo_views
 from app.pagecache import PageCache
 from app.progress import record_choice
-from app.routes.deps import CardDep, HtmxDep, SnapshotDep
+from app.routes.deps import CardDep, HtmxDep, SnapshotDep, get_card
 from app.routes.live import LiveDep
 from app.routes.progress import LearnerDep, SessionDep
 from app.templating import templates
@@ -59,9 +59,7 @@ async def card_page(
     snapshot: Snapshot = request.app.state.library.snapshot
     live: LiveResults = request.app.state.live
     cache: PageCache = request.app.state.page_cache
-    card = snapshot.cards.get(card_id)
-    if card is None:
-        raise HTTPException(404, f"There is no card with the id '{card_id}'.")
+    card = await get_card(card_id, snapshot)
     problems = snapshot.problems.get(card.path, [])
     key = (card, view, tuple(problems), live.signature(card), snapshot.reloading)
     body = cache.get(key)

@@ -12,11 +12,6 @@ from app.card import Card
 from app.library import Library, Snapshot
 
 
-async def get_library(request: Request) -> Library:
-    library: Library = request.app.state.library
-    return library
-
-
 async def get_snapshot(request: Request) -> Snapshot:
     # One snapshot per request, so a reload mid-request cannot mix versions.
     library: Library = request.app.state.library
@@ -30,7 +25,6 @@ async def is_htmx(request: Request) -> bool:
     )
 
 
-LibraryDep = Annotated[Library, Depends(get_library)]
 SnapshotDep = Annotated[Snapshot, Depends(get_snapshot)]
 HtmxDep = Annotated[bool, Depends(is_htmx)]
 

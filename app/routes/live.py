@@ -6,6 +6,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
+from app.demos import UnknownDemo
 from app.livecheck import DemoView, LiveResults, demo_view
 from app.routes.deps import CardDep, HtmxDep
 from app.templating import templates
@@ -52,9 +53,10 @@ async def demo(
     given = {k: v for k, v in request.query_params.items() if k not in RESERVED}
     try:
         view = demo_view(live, demo_name, dict(given), slot)
-    except ValueError as exc:
-        status = 404 if "unknown demo" in str(exc) else 422
-        raise HTTPException(status, f"{exc}.") from None
+    except UnknownDemo as exc:
+        raise HTTPException(404, f"{exc}.") from None
+    except ValueError as exc:  # a parameter out of bounds or of the wrong type
+        raise HTTPException(422, f"{exc}.") from None
     context: dict[str, Any] = {"view": view, "error": None}
     result = view.result
     if result is None and htmx:
