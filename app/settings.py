@@ -8,6 +8,7 @@ worker started by ``quizlab serve``.
 
 import os
 import secrets
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -125,8 +126,10 @@ class Settings(BaseSettings):
             self.data_dir.mkdir(parents=True, exist_ok=True)
             # Written whole under another name, then linked into place: of two
             # processes starting together, both end up reading the one complete key.
-            draft = path.with_name(f".secret_key.{os.getpid()}")
-            descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            # The draft's name must be unique across machines, not only processes:
+            # two containers sharing one volume both run as PID 1.
+            descriptor, draft_name = tempfile.mkstemp(prefix=".secret_key.", dir=self.data_dir)
+            draft = Path(draft_name)
             with os.fdopen(descriptor, "w", encoding="ascii") as file:
                 file.write(secrets.token_urlsafe(48))
             try:

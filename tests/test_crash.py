@@ -131,3 +131,32 @@ def test_the_data_folder_keeps_the_session_key(tmp_path: Path) -> None:
     assert len(key) >= 32
     assert Settings(data_dir=tmp_path / "data").session_secret() == key
     assert (tmp_path / "data" / "secret_key").stat().st_mode & 0o077 == 0
+
+
+def test_replicas_starting_together_share_one_session_key(tmp_path: Path) -> None:
+    """Two web containers on one volume both run as PID 1: starting together,
+    neither may fail on the other's draft, and both must sign with one key.
+
+    Threads share a PID, so they stand in for the containers here."""
+    data = tmp_path / "data"
+    starters = 16
+    barrier = threading.Barrier(starters)
+    keys: list[bytes] = []
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        settings = Settings(data_dir=data)
+        barrier.wait()
+        try:
+            keys.append(settings.session_secret())
+        except BaseException as exc:  # collected: a thread's exception is otherwise lost
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(starters)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(keys) == starters and len(set(keys)) == 1
+    assert [entry.name for entry in data.iterdir()] == ["secret_key"]
