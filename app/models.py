@@ -57,6 +57,7 @@ metadata = SQLModel.metadata
 ANSWER = ""
 ID_LENGTH = 80  # card ids and follow-up keys: see app.card's _ID pattern
 UID_LENGTH = 32  # uuid4().hex
+KEY_LENGTH = 255  # app.ratelimit: a sign-in name (100 characters, lower-cased) or an address
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -219,3 +220,20 @@ class DemoResult(SQLModel, table=True):
     version: int
     result: str = Field(sa_type=Text)  # the worker's JSON answer
     created_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class LoginFailure(SQLModel, table=True):
+    """One sign-in attempt that counts against a name or a client address (app.ratelimit).
+
+    In the database, not in a process, so every web replica sees the same
+    counts and a restart forgets nothing. Rows older than the window are
+    deleted as new attempts come in; none of this is progress.
+    """
+
+    __tablename__ = "login_failure"
+    __table_args__ = (Index(None, "scope", "key", "at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    scope: str = Field(sa_type=String(8))  # "account" or "address"
+    key: str = Field(sa_type=String(KEY_LENGTH))  # the lower-cased name, or the address
+    at: datetime = Field(sa_type=UTCDateTime, index=True)

@@ -1,4 +1,4 @@
-"""Failed sign-ins counted per account and per client address, in memory.
+"""Sign-in attempts counted per account and per client address, in the database.
 
 After :data:`ACCOUNT_LIMIT` failures for one name, or :data:`ADDRESS_LIMIT`
 from one address, within :data:`WINDOW` seconds, further attempts are refused
@@ -6,18 +6,34 @@ from one address, within :data:`WINDOW` seconds, further attempts are refused
 window. Unknown names count like real ones, so the limit tells nothing about
 which names exist. A success clears the name's count.
 
-The counts live in the process: each replica counts on its own, and a restart
-forgets them (docs/security.md).
+The counts are rows of ``login_failure``, so every web replica enforces the
+same limit and a restart forgets nothing. An attempt is written down *before*
+its password is checked, and withdrawn if it is refused or succeeds: a burst
+of simultaneous guesses therefore cannot all pass the check while none has
+been counted yet. At most the limit's worth of guesses are ever checked.
 """
 
-import time
-from collections import deque
-from threading import Lock
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+from sqlmodel import col
+
+from app.models import KEY_LENGTH, LoginFailure
 
 WINDOW = 15 * 60.0
 ACCOUNT_LIMIT = 5
 ADDRESS_LIMIT = 20
-MAX_KEYS = 100_000
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One sign-in attempt, counted; :meth:`LoginLimiter.succeeded` withdraws it."""
+
+    name: str
+    address_row: int
+    wait: float  # seconds until an attempt is allowed; 0 when this one may go ahead
 
 
 class LoginLimiter:
@@ -30,39 +46,55 @@ class LoginLimiter:
     ) -> None:
         self.window = window
         self.limits = {"account": account_limit, "address": address_limit}
-        self._failures: dict[tuple[str, str], deque[float]] = {}
-        self._lock = Lock()
 
-    def _recent(self, key: tuple[str, str], now: float) -> deque[float]:
-        failures = self._failures.get(key)
-        if failures is None:
-            return deque()
-        while failures and failures[0] <= now - self.window:
-            failures.popleft()
-        if not failures:
-            del self._failures[key]
-        return failures
+    def attempt(
+        self, session: Session, *, name: str, address: str, now: datetime | None = None
+    ) -> Attempt:
+        """Count an attempt for ``name`` from ``address``, as a failure until it succeeds.
 
-    def retry_after(self, *, name: str, address: str, now: float | None = None) -> float:
-        """Seconds until an attempt for ``name`` from ``address`` is allowed; 0 if it is now."""
-        now = time.monotonic() if now is None else now
+        If either count is over its limit, the attempt is withdrawn at once
+        (refused attempts do not lengthen the wait) and :attr:`Attempt.wait`
+        says how long until the oldest failure that blocks it leaves the window.
+        """
+        now = datetime.now(UTC) if now is None else now
+        horizon = now - timedelta(seconds=self.window)
+        keys = {"account": name[:KEY_LENGTH], "address": address[:KEY_LENGTH]}
+        session.execute(delete(LoginFailure).where(col(LoginFailure.at) <= horizon))
+        rows = {scope: LoginFailure(scope=scope, key=key, at=now) for scope, key in keys.items()}
+        session.add_all(rows.values())
+        session.commit()
+        ids = {scope: row.id for scope, row in rows.items()}
+
         wait = 0.0
-        with self._lock:
-            for key in (("account", name), ("address", address)):
-                failures = self._recent(key, now)
-                limit = self.limits[key[0]]
-                if len(failures) >= limit:
-                    wait = max(wait, failures[-limit] + self.window - now)
-        return wait
+        for scope, key in keys.items():
+            limit = self.limits[scope]
+            # Newest first, this attempt's own row among them: the one at index
+            # `limit` is the failure whose expiry brings the others under the limit.
+            recent = session.scalars(
+                select(col(LoginFailure.at))
+                .where(col(LoginFailure.scope) == scope, col(LoginFailure.key) == key)
+                .where(col(LoginFailure.at) > horizon)
+                .order_by(col(LoginFailure.at).desc())
+                .limit(limit + 1)
+            ).all()
+            if len(recent) > limit:
+                wait = max(wait, (recent[limit] - horizon).total_seconds())
+        if wait > 0:
+            self._withdraw(session, list(ids.values()))
+        address_row = ids["address"]
+        assert address_row is not None
+        return Attempt(name=keys["account"], address_row=address_row, wait=wait)
 
-    def failed(self, *, name: str, address: str, now: float | None = None) -> None:
-        now = time.monotonic() if now is None else now
-        with self._lock:
-            if len(self._failures) >= MAX_KEYS:  # bounded memory under a flood of names
-                self._failures.clear()
-            for key in (("account", name), ("address", address)):
-                self._failures.setdefault(key, deque()).append(now)
+    def succeeded(self, session: Session, attempt: Attempt) -> None:
+        """The password was right: forget the name's failures and this attempt."""
+        session.execute(
+            delete(LoginFailure).where(
+                col(LoginFailure.scope) == "account", col(LoginFailure.key) == attempt.name
+            )
+        )
+        self._withdraw(session, [attempt.address_row])
 
-    def succeeded(self, *, name: str) -> None:
-        with self._lock:
-            self._failures.pop(("account", name), None)
+    @staticmethod
+    def _withdraw(session: Session, ids: list[int | None]) -> None:
+        session.execute(delete(LoginFailure).where(col(LoginFailure.id).in_(ids)))
+        session.commit()

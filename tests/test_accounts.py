@@ -4,18 +4,21 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
+from sqlalchemy import func, select
 
 from app import accounts
 from app.db import Database
 from app.main import create_app
-from app.models import User
+from app.models import LoginFailure, User
 from app.ratelimit import LoginLimiter
 from app.settings import Settings
 from tests.conftest import CSRFClient
@@ -172,16 +175,66 @@ def test_sign_in_is_rate_limited_per_address(site: Site) -> None:
     assert browser.post("/login", data={"name": "ada", "password": PASSWORD}).status_code == 429
 
 
-def test_the_limiter_forgets_failures_after_the_window() -> None:
+def test_the_limiter_forgets_failures_after_the_window(database: Database) -> None:
     limiter = LoginLimiter(window=60, account_limit=2, address_limit=10)
-    limiter.failed(name="a", address="1", now=0)
-    limiter.failed(name="a", address="1", now=10)
-    assert limiter.retry_after(name="a", address="1", now=20) == 40
-    assert limiter.retry_after(name="b", address="1", now=20) == 0
-    assert limiter.retry_after(name="a", address="1", now=61) == 0
-    limiter.failed(name="a", address="1", now=62)
-    limiter.succeeded(name="a")
-    assert limiter.retry_after(name="a", address="1", now=63) == 0
+    start = accounts.now_utc()
+
+    def at(seconds: float) -> datetime:
+        return start + timedelta(seconds=seconds)
+
+    with database.session() as session:
+        assert limiter.attempt(session, name="a", address="1", now=at(0)).wait == 0
+        assert limiter.attempt(session, name="a", address="1", now=at(10)).wait == 0
+        # Two failures for "a": the next waits until the first leaves the window.
+        assert limiter.attempt(session, name="a", address="1", now=at(20)).wait == 40
+        assert limiter.attempt(session, name="b", address="1", now=at(20)).wait == 0
+        # The refused attempt was not counted: the wait does not grow.
+        assert limiter.attempt(session, name="a", address="1", now=at(30)).wait == 30
+        assert limiter.attempt(session, name="a", address="1", now=at(61)).wait == 0
+        # A success forgets the name's failures and is not a failure itself.
+        limiter.succeeded(session, limiter.attempt(session, name="a", address="2", now=at(62)))
+        assert limiter.attempt(session, name="a", address="2", now=at(63)).wait == 0
+        # Old rows are deleted as new attempts come in.
+        limiter.attempt(session, name="c", address="3", now=at(200))
+        assert session.scalar(select(func.count()).select_from(LoginFailure)) == 2
+
+
+def test_replicas_share_the_sign_in_limit(site: Site, accounts_settings: Settings) -> None:
+    """Failures counted by one web process lock the name on another on the same database."""
+    limiter = LoginLimiter(account_limit=3, address_limit=100)
+    site.app.state.login_limiter = limiter  # type: ignore[attr-defined]
+    other = create_app(accounts_settings)
+    other.state.login_limiter = limiter
+    with CSRFClient(other) as elsewhere:
+        browser = site.browser()
+        for _ in range(3):
+            wrong = {"name": "bob", "password": "nope nope nope"}
+            assert browser.post("/login", data=wrong).status_code == 401
+        right = elsewhere.post("/login", data={"name": "bob", "password": PASSWORD})
+        assert right.status_code == 429
+
+
+def test_a_burst_of_guesses_checks_at_most_the_limit(database: Database) -> None:
+    """Attempts are counted before the password is checked, so simultaneous
+    guesses cannot all pass the limit while none has been counted yet."""
+    limiter = LoginLimiter(account_limit=3, address_limit=1000)
+    guesses = 24
+    barrier = threading.Barrier(guesses)
+    allowed: list[bool] = []
+
+    def guess(number: int) -> None:
+        with database.session() as session:
+            barrier.wait()
+            attempt = limiter.attempt(session, name="bob", address=f"10.0.0.{number}")
+            allowed.append(attempt.wait == 0)
+
+    threads = [threading.Thread(target=guess, args=(n,)) for n in range(guesses)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(allowed) == guesses
+    assert 1 <= allowed.count(True) <= 3
 
 
 def test_sign_out_ends_the_session(site: Site) -> None:

@@ -23,6 +23,7 @@ TABLES = {
     "daily_activity",
     "card_activity",
     "demo_result",
+    "login_failure",
     "invite",
 }
 

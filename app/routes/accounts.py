@@ -79,9 +79,9 @@ def login(
     key = name.strip().lower()
     address = request.client.host if request.client else "unknown"
     context = {"next": _safe_next(next), "name": name, "signed_out": True}
-    wait = limiter.retry_after(name=key, address=address)
-    if wait > 0:
-        minutes = max(1, round(wait / 60))
+    attempt = limiter.attempt(session, name=key, address=address)
+    if attempt.wait > 0:
+        minutes = max(1, round(attempt.wait / 60))
         context["error"] = (
             f"Too many failed sign-ins for this name or from this address: "
             f"wait {minutes} minute{'s' if minutes != 1 else ''} and try again."
@@ -89,12 +89,11 @@ def login(
         return _page(request, "login.html", context, status_code=429)
     user = accounts.authenticate(session, name=key, password=password)
     if user is None:
-        limiter.failed(name=key, address=address)
         # Sync handler in the thread pool: sleeping here does not block the event loop.
         time.sleep(max(0.0, MIN_REFUSAL_SECONDS - (time.monotonic() - started)))
         context["error"] = WRONG
         return _page(request, "login.html", context, status_code=401)
-    limiter.succeeded(name=key)
+    limiter.succeeded(session, attempt)
     assert user.id is not None
     session_of(request.scope).sign_in(user.id, accounts.stamp(user.password_hash))
     return RedirectResponse(_safe_next(next), status_code=303)
