@@ -226,3 +226,41 @@ def test_nothing_due_page_is_accessible(page: Page, tmp_path: Path, artifacts: P
             page.goto(live.url + "/review")
             expect(page.locator(".review-empty h2")).to_have_text("Nothing is due")
             audit(page, "review-nothing-due", artifacts, name)
+
+
+def test_importing_a_progress_file_on_the_stats_page(
+    page: Page, tmp_path: Path, artifacts: Path
+) -> None:
+    """A learner moving to another Quizlab picks the file they downloaded; the stats fill in."""
+    settings = Settings(
+        content_dir=_content(tmp_path / "content"),
+        data_dir=tmp_path / "data",
+        reload_content=False,
+    )
+    history = a_year_of_history(tmp_path / "quizlab-progress.json")
+    sent = json.loads(history.read_text())
+    with LiveServer(settings) as live:
+        page.goto(live.url + "/stats")
+        empty = page.locator(".stat-tiles").inner_text()
+        page.get_by_label("Import a progress file").set_input_files(history)
+        page.get_by_role("button", name="Import", exact=True).click()
+        expect(page.locator("#import-message")).to_have_text(
+            f"quizlab-progress.json: {len(sent['reviews'])} review(s) and "
+            f"{len(sent['choices'])} multiple-choice attempt(s) added; 0 already there."
+        )
+        expect(page.locator(".stat-tiles")).not_to_have_text(empty)
+        for viewport, name in [(DESKTOP, "desktop"), (PHONE, "phone")]:
+            page.set_viewport_size(viewport)
+            page.locator("#import-message").scroll_into_view_if_needed()
+            audit(page, "stats-imported", artifacts, name)
+
+        # A file that is not an export changes nothing and says why, next to the form.
+        history.write_text("[]")
+        page.get_by_label("Import a progress file").set_input_files(history)
+        page.get_by_role("button", name="Import", exact=True).click()
+        expect(page.locator("#import-message")).to_have_text(
+            'quizlab-progress.json: not a Quizlab progress export: expected "format": '
+            '"quizlab-progress". Nothing was imported.'
+        )
+        exported = page.request.get(live.url + "/progress").json()
+        assert len(exported["reviews"]) == len(sent["reviews"])

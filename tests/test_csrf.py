@@ -106,3 +106,35 @@ def test_pages_with_a_token_are_private_and_static_files_set_no_cookie(settings:
         css = client.get("/static/app.css")
         assert css.headers["cache-control"].startswith("public")
         assert "set-cookie" not in css.headers
+
+
+def upload_parts(bare: TestClient, **fields: tuple[str | None, bytes | str]) -> int:
+    """POST the stats page's import form with these parts, in this order; its status."""
+    return bare.post("/stats/import", files=fields).status_code
+
+
+def test_an_upload_carries_the_token_as_its_first_part(bare: TestClient) -> None:
+    token = page_token(bare.get("/stats").text, "form.import-form input[name=csrf_token]")
+    empty_export = b'{"format": "quizlab-progress", "version": 1, "reviews": [], "choices": []}'
+    exported = ("progress.json", empty_export)
+    assert upload_parts(bare, csrf_token=(None, token), file=exported) == 200
+    # No token, a forged one, or the right one after the file: refused before the route.
+    assert upload_parts(bare, file=exported) == 403
+    assert upload_parts(bare, csrf_token=(None, new_token()), file=exported) == 403
+    assert upload_parts(bare, file=exported, csrf_token=(None, token)) == 403
+
+
+def test_an_upload_over_the_limit_is_refused_unread(
+    bare: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(csrf, "MAX_UPLOAD_BYTES", 1_000_000)
+    token = page_token(bare.get("/stats").text, "form.import-form input[name=csrf_token]")
+    response = bare.post(
+        "/stats/import",
+        files={"csrf_token": (None, token), "file": ("big.json", b" " * 1_500_000)},
+    )
+    assert response.status_code == 413
+    assert response.text == (
+        "This file is too large: at most 1 MB here. "
+        "Import a larger one with `quizlab progress import` on the server."
+    )

@@ -1,4 +1,4 @@
-"""Export and import of a learner's progress, through the module and the command line."""
+"""Export and import of a learner's progress: the module, the command line and the stats page."""
 
 import json
 import os
@@ -9,16 +9,21 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from bs4 import BeautifulSoup
+from fastapi.testclient import TestClient
+from httpx import Response
 from sqlalchemy import func, select
 
 from app import progress, review
 from app.activity import Learner
 from app.db import Database, head_revision
 from app.library import Library, Snapshot
+from app.main import create_app
 from app.models import ChoiceAttempt, ReviewLog
 from app.progress import ProgressFileError
 from app.scheduling import Rating, Scheduler
-from tests.conftest import Grader
+from app.settings import Settings
+from tests.conftest import CSRFClient, Grader
 
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
 
@@ -253,3 +258,88 @@ def test_the_command_line_upgrades_exports_imports_and_rebuilds(
     assert "bad.json: reviews: Input should be a valid list" in bad.stderr
     missing = quizlab(tmp_path, "progress", "import", str(tmp_path / "nope.json"))
     assert missing.returncode == 2
+
+
+def upload(client: TestClient, content: bytes, filename: str = "progress.json") -> Response:
+    """The stats page's import form, sent as a browser sends it: the token field first."""
+    token = form_token(client.get("/stats").text)
+    files = {"file": (filename, content, "application/json")}
+    return client.post("/stats/import", data={"csrf_token": token}, files=files)
+
+
+def form_token(html: str) -> str:
+    field = BeautifulSoup(html, "html.parser").select_one("form.import-form input[name=csrf_token]")
+    assert field is not None
+    return str(field["value"])
+
+
+def import_message(html: str) -> str:
+    found = BeautifulSoup(html, "html.parser").select_one("#import-message")
+    return found.get_text(" ", strip=True) if found else ""
+
+
+def test_the_stats_page_imports_a_downloaded_file(
+    database: Database,
+    learner: Learner,
+    snapshot: Snapshot,
+    grade: Grader,
+    db_settings: Settings,
+    settings: Settings,
+    tmp_path: Path,
+) -> None:
+    practise(database, learner, snapshot, grade)
+    with CSRFClient(create_app(db_settings)) as here:
+        downloaded = here.get("/progress").content
+    elsewhere_settings = settings.model_copy(update={"data_dir": tmp_path / "elsewhere"})
+    # A plain client: no X-CSRF-Token header, so the form's own token field is what passes.
+    with TestClient(create_app(elsewhere_settings)) as elsewhere:
+        first = upload(elsewhere, downloaded)
+        assert first.status_code == 200
+        assert import_message(first.text) == (
+            "progress.json: 5 review(s) and 1 multiple-choice attempt(s) added; 0 already there."
+        )
+        again = upload(elsewhere, downloaded)
+        assert import_message(again.text).endswith(
+            "0 review(s) and 0 multiple-choice attempt(s) added; 6 already there."
+        )
+        # What the learner sees comes from the imported history, and it round-trips.
+        assert (
+            json.loads(elsewhere.get("/progress").content)["reviews"]
+            == json.loads(downloaded)["reviews"]
+        )
+
+
+@pytest.mark.parametrize(
+    ("content", "status", "message"),
+    [
+        (b"", 422, "Choose a file first: one that \u201cDownload my progress\u201d wrote."),
+        (
+            b"{not json",
+            422,
+            "notes.txt: not JSON: Expecting property name enclosed in double quotes: "
+            "line 1 column 2 (char 1). Nothing was imported.",
+        ),
+        (
+            b'{"format": "anki"}',
+            422,
+            'notes.txt: not a Quizlab progress export: expected "format": '
+            '"quizlab-progress". Nothing was imported.',
+        ),
+    ],
+)
+def test_a_bad_upload_says_what_is_wrong_and_keeps_the_progress(
+    db_client: TestClient,
+    database: Database,
+    learner: Learner,
+    snapshot: Snapshot,
+    grade: Grader,
+    content: bytes,
+    status: int,
+    message: str,
+) -> None:
+    practise(database, learner, snapshot, grade)
+    before = (row_counts(database), exported(database, learner))
+    response = upload(db_client, content, filename="notes.txt")
+    assert response.status_code == status
+    assert import_message(response.text) == message
+    assert (row_counts(database), exported(database, learner)) == before
