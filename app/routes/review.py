@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from app import review
@@ -152,23 +153,42 @@ def review_page(
     return _render(request, htmx, context)
 
 
+class ReviewFields(BaseModel):
+    """The fields the reveal and grade forms send, as sent: :class:`_Form` checks them.
+
+    Plain strings with length caps, so a forged value gets a message that says
+    what is wrong with it instead of a generic validation error.
+    """
+
+    item: str = Field("", max_length=200)
+    version: str = Field("", max_length=12)
+    token: str = Field("", max_length=64)
+    shown: str = Field("", max_length=20)  # when the item was shown, ms since the epoch
+    answer: str = Field("", max_length=MAX_ANSWER_LENGTH)
+    deck: str = Field("", max_length=80)
+    mode: str = Field("due", max_length=12)
+    cursor: str = Field("", max_length=200)  # practice: the item the queue continues after
+    rating: str = Field("", max_length=12)  # the grade form only
+
+
+FieldsDep = Annotated[ReviewFields, Form()]
+
+
 class _Form:
     """The fields every review form sends, checked; errors say which field and why."""
 
-    def __init__(
-        self, snapshot: Snapshot, *, item: str, version: str, token: str, shown: str, mode: str
-    ) -> None:
-        if mode not in ("due", "practice"):
-            raise BadForm(f"mode must be 'due' or 'practice', not '{mode}'.")
-        self.mode: Mode = "practice" if mode == "practice" else "due"
-        if not version.isdigit():
-            raise BadForm(f"version must be a whole number, not '{version}': reload the page.")
-        self.version = int(version)
-        if not review.is_token(token):
+    def __init__(self, snapshot: Snapshot, sent: ReviewFields) -> None:
+        if sent.mode not in ("due", "practice"):
+            raise BadForm(f"mode must be 'due' or 'practice', not '{sent.mode}'.")
+        self.mode: Mode = "practice" if sent.mode == "practice" else "due"
+        if not sent.version.isdigit():
+            raise BadForm(f"version must be a whole number, not '{sent.version}': reload the page.")
+        self.version = int(sent.version)
+        if not review.is_token(sent.token):
             raise BadForm("This form has no valid review token: reload the review page.")
-        self.token = token
-        self.shown_ms = int(shown) if shown.isdigit() else None
-        self.item: Item = review.find_item(snapshot, item)
+        self.token = sent.token
+        self.shown_ms = int(sent.shown) if sent.shown.isdigit() else None
+        self.item: Item = review.find_item(snapshot, sent.item)
 
     def duration_ms(self, now: datetime) -> int:
         if self.shown_ms is None:
@@ -186,11 +206,28 @@ def _status_of(error: ReviewError) -> int:
 
 def _refused(
     request: Request,
+    session: Session,
+    learner: Learner,
+    snapshot: Snapshot,
+    live: LiveResults,
     htmx: bool,
+    *,
+    sent: ReviewFields,
     error: ReviewError,
-    queue: dict[str, Any],
+    now: datetime,
 ) -> HTMLResponse:
     """The queue as it is now, with the reason the form was refused; nothing was stored."""
+    queue = _queue(
+        request,
+        session,
+        learner,
+        snapshot,
+        live,
+        deck=_deck(snapshot, sent.deck),
+        mode="practice" if sent.mode == "practice" else "due",
+        after=sent.cursor,
+        now=now,
+    )
     queue["error"] = str(error)
     return _render(request, htmx, queue, status_code=_status_of(error))
 
@@ -204,19 +241,12 @@ def reveal(
     live: LiveDep,
     scheduler: SchedulerDep,
     htmx: HtmxDep,
-    item: Annotated[str, Form(max_length=200)] = "",
-    version: Annotated[str, Form(max_length=12)] = "",
-    token: Annotated[str, Form(max_length=64)] = "",
-    shown: Annotated[str, Form(max_length=20)] = "",
-    answer: Annotated[str, Form(max_length=MAX_ANSWER_LENGTH)] = "",
-    deck: Annotated[str, Form(max_length=80)] = "",
-    mode: Annotated[str, Form(max_length=12)] = "due",
-    cursor: Annotated[str, Form(max_length=200)] = "",
+    sent: FieldsDep,
 ) -> HTMLResponse:
     now = datetime.now(UTC)
-    chosen = _deck(snapshot, deck)
+    chosen = _deck(snapshot, sent.deck)
     try:
-        form = _Form(snapshot, item=item, version=version, token=token, shown=shown, mode=mode)
+        form = _Form(snapshot, sent)
         review.check_form(
             session,
             learner.user_id,
@@ -226,26 +256,17 @@ def reveal(
             practice=form.mode == "practice",
         )
     except ReviewError as error:
-        queue = _queue(
-            request,
-            session,
-            learner,
-            snapshot,
-            live,
-            deck=chosen,
-            mode="practice" if mode == "practice" else "due",
-            after=cursor,
-            now=now,
+        return _refused(
+            request, session, learner, snapshot, live, htmx, sent=sent, error=error, now=now
         )
-        return _refused(request, htmx, error, queue)
     schedule = review.current_schedule(session, learner.user_id, form.item, now)
-    due = Due(form.item, schedule, is_new=schedule.version == 0, cursor=cursor)
+    due = Due(form.item, schedule, is_new=schedule.version == 0, cursor=sent.cursor)
     context = _item_context(
         due,
         live,
         now=now,
         revealed=True,
-        typed_answer=answer,
+        typed_answer=sent.answer,
         token=form.token,
         shown_ms=form.shown_ms,
     )
@@ -269,26 +290,19 @@ def grade(
     live: LiveDep,
     scheduler: SchedulerDep,
     htmx: HtmxDep,
-    item: Annotated[str, Form(max_length=200)] = "",
-    version: Annotated[str, Form(max_length=12)] = "",
-    token: Annotated[str, Form(max_length=64)] = "",
-    shown: Annotated[str, Form(max_length=20)] = "",
-    rating: Annotated[str, Form(max_length=12)] = "",
-    answer: Annotated[str, Form(max_length=MAX_ANSWER_LENGTH)] = "",
-    deck: Annotated[str, Form(max_length=80)] = "",
-    mode: Annotated[str, Form(max_length=12)] = "due",
-    cursor: Annotated[str, Form(max_length=200)] = "",
+    sent: FieldsDep,
 ) -> Response:
     now = datetime.now(UTC)
-    chosen = _deck(snapshot, deck)
-    practice = mode == "practice"
+    chosen = _deck(snapshot, sent.deck)
+    practice = sent.mode == "practice"
+    rating = sent.rating
     try:
         if rating not in ("1", "2", "3", "4"):
             raise BadForm(
                 f"Grade with 1 (Again), 2 (Hard), 3 (Good) or 4 (Easy), not '{rating}'; "
                 "nothing was recorded."
             )
-        form = _Form(snapshot, item=item, version=version, token=token, shown=shown, mode=mode)
+        form = _Form(snapshot, sent)
         graded: Graded = review.grade(
             session,
             learner,
@@ -298,28 +312,19 @@ def grade(
             token=form.token,
             now=now,
             scheduler=scheduler,
-            answer=answer,
+            answer=sent.answer,
             duration_ms=form.duration_ms(now),
             practice=practice,
         )
     except ReviewError as error:
         session.rollback()
-        queue = _queue(
-            request,
-            session,
-            learner,
-            snapshot,
-            live,
-            deck=chosen,
-            mode="practice" if practice else "due",
-            after=cursor,
-            now=now,
+        return _refused(
+            request, session, learner, snapshot, live, htmx, sent=sent, error=error, now=now
         )
-        return _refused(request, htmx, error, queue)
-    after = cursor if practice else ""
+    after = sent.cursor if practice else ""
     if not htmx:
         # Post/redirect/get: back to the queue, in the same deck and mode.
-        wanted = {"deck": deck, "mode": "practice" if practice else "", "after": after}
+        wanted = {"deck": sent.deck, "mode": "practice" if practice else "", "after": after}
         query = urlencode({name: value for name, value in wanted.items() if value})
         url = request.scope.get("root_path", "") + request.app.url_path_for("review")
         return RedirectResponse(f"{url}?{query}" if query else url, status_code=303)
