@@ -7,13 +7,14 @@ import logging
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.gzip import GZipMiddleware
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.auth import AccountMiddleware
 from app.csrf import CSRFMiddleware
 from app.db import Database
-from app.errors import http_exception_handler
+from app.errors import http_exception_handler, validation_exception_handler
 from app.library import Library
 from app.livecheck import LiveResults
 from app.pagecache import PageCache
@@ -97,6 +98,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(GZipMiddleware, minimum_size=500)
     app.add_middleware(SecurityHeadersMiddleware)
     app.add_exception_handler(StarletteHTTPException, http_exception_handler)
+    app.add_exception_handler(RequestValidationError, validation_exception_handler)
     app.mount("/static", CachedStaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(health.router)
     app.include_router(home.router)

@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 
 from app.library import Library
 from app.main import create_app
+from app.routes.review import MAX_ANSWER_LENGTH
 from app.settings import Settings
 from app.templating import templates
 from tests.conftest import CSRFClient
@@ -211,6 +212,28 @@ def test_a_bad_grade_without_javascript_is_a_full_page_with_the_status(
     page = soup_of(response.text)
     assert text_of(page, "h1") == "Review"
     assert "not '0'" in text_of(page, "#review-notice")
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
+def test_an_over_long_field_is_a_page_that_names_it(client: TestClient, htmx: bool) -> None:
+    form = revealed_form(client)
+    too_long = "x" * (MAX_ANSWER_LENGTH + 1)
+    response = client.post(
+        "/review/grade", data={**form, "answer": too_long}, headers=HX if htmx else {}
+    )
+    assert response.status_code == 422
+    assert response.headers["content-type"].startswith("text/html")
+    page = soup_of(response.text)
+    message = (
+        "answer: String should have at most 20000 characters. "
+        "Nothing was stored: go back, fix it and send it again."
+    )
+    if htmx:  # a notice to swap in
+        assert text_of(page, ".notice-error") == f"Check what you sent. {message}"
+    else:  # a whole page
+        assert text_of(page, "h1") == "Check what you sent"
+        assert text_of(page, ".error-message") == message
+    assert reviews(client) == []
 
 
 def test_a_double_clicked_grade_records_one_review(client: TestClient) -> None:
