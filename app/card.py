@@ -18,7 +18,14 @@ import yaml
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from app.binding import EmbeddedDemo, LiveBinding, is_demo_fence, parse_binding, parse_embedded
+from app.binding import (
+    EmbeddedDemo,
+    LiveBinding,
+    is_demo_fence,
+    load_yaml,
+    parse_binding,
+    parse_embedded,
+)
 from app.demos import binding_problem, embedded_problem
 from app.formula import FormulaError, to_mathml
 from app.rendering import (
@@ -190,7 +197,7 @@ def _split_front_matter(
         return None
     raw = "\n".join(lines[1:end])
     try:
-        data = yaml.safe_load(raw)
+        data = load_yaml(raw)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 2 if mark is not None else 2
