@@ -10,15 +10,14 @@ both histories.
 
 import json
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
-from sqlmodel import col
 
 from app import activity, review
 from app.activity import Learner
@@ -92,6 +91,9 @@ class ProgressFile(BaseModel):
     choices: list[ExportedChoice] = []
 
 
+Record = TypeVar("Record", ExportedReview, ExportedChoice)
+
+
 class ProgressFileError(ValueError):
     """A file that is not a Quizlab progress export; the message names the first bad fields."""
 
@@ -100,50 +102,54 @@ def _iso(at: datetime) -> str:
     return at.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
+def _review_record(row: ReviewLog) -> dict[str, Any]:
+    return {
+        "uid": row.uid,
+        "card_id": row.card_id,
+        "follow_up": row.follow_up,
+        "rating": row.rating,
+        "answer": row.answer,
+        "duration_ms": row.duration_ms,
+        "reviewed_at": _iso(row.reviewed_at),
+        "practice": row.practice,
+    }
+
+
+def _choice_record(row: ChoiceAttempt) -> dict[str, Any]:
+    return {
+        "uid": row.uid,
+        "card_id": row.card_id,
+        "choice": row.choice,
+        "choice_text": row.choice_text,
+        "correct": row.correct,
+        "attempted_at": _iso(row.attempted_at),
+    }
+
+
+def _array_items(
+    session: Session, table: Any, user_id: int, record: Callable[[Any], dict[str, Any]]
+) -> Iterator[str]:
+    """One log's rows for the learner as the items of a JSON array, oldest first, in batches."""
+    rows = session.execute(
+        select(table)
+        .where(table.user_id == user_id)
+        .order_by(table.id)
+        .execution_options(yield_per=_BATCH)
+    ).scalars()
+    separator = "\n  "
+    for row in rows:
+        yield separator + json.dumps(record(row), ensure_ascii=False)
+        separator = ",\n  "
+
+
 def export(session: Session, user_id: int, *, now: datetime | None = None) -> Iterator[str]:
     """The learner's progress as JSON text, in chunks, oldest first: a million rows stream."""
     exported_at = _iso(now or datetime.now(UTC))
     yield f'{{"format": "{FORMAT}", "version": {VERSION}, "exported_at": "{exported_at}",\n'
     yield ' "reviews": ['
-    reviews = session.execute(
-        select(ReviewLog)
-        .where(col(ReviewLog.user_id) == user_id)
-        .order_by(col(ReviewLog.id))
-        .execution_options(yield_per=_BATCH)
-    ).scalars()
-    separator = "\n  "
-    for row in reviews:
-        record = {
-            "uid": row.uid,
-            "card_id": row.card_id,
-            "follow_up": row.follow_up,
-            "rating": row.rating,
-            "answer": row.answer,
-            "duration_ms": row.duration_ms,
-            "reviewed_at": _iso(row.reviewed_at),
-            "practice": row.practice,
-        }
-        yield separator + json.dumps(record, ensure_ascii=False)
-        separator = ",\n  "
+    yield from _array_items(session, ReviewLog, user_id, _review_record)
     yield '\n ],\n "choices": ['
-    choices = session.execute(
-        select(ChoiceAttempt)
-        .where(col(ChoiceAttempt.user_id) == user_id)
-        .order_by(col(ChoiceAttempt.id))
-        .execution_options(yield_per=_BATCH)
-    ).scalars()
-    separator = "\n  "
-    for attempt in choices:
-        record = {
-            "uid": attempt.uid,
-            "card_id": attempt.card_id,
-            "choice": attempt.choice,
-            "choice_text": attempt.choice_text,
-            "correct": attempt.correct,
-            "attempted_at": _iso(attempt.attempted_at),
-        }
-        yield separator + json.dumps(record, ensure_ascii=False)
-        separator = ",\n  "
+    yield from _array_items(session, ChoiceAttempt, user_id, _choice_record)
     yield "\n ]\n}\n"
 
 
@@ -185,10 +191,27 @@ class Imported:
         )
 
 
-def _known_uids(session: Session, table: Any, user_id: int, uids: list[str]) -> set[str]:
-    return set(
-        session.scalars(select(table.uid).where(table.user_id == user_id, table.uid.in_(uids)))
-    )
+def _add_new(session: Session, table: Any, user_id: int, records: list[Record]) -> list[Record]:
+    """Insert the records whose uid the learner does not have yet; returns those added."""
+    added: list[Record] = []
+    seen: set[str] = set()  # uids earlier in the file, in case it repeats one
+    for begin in range(0, len(records), _BATCH):
+        chunk = records[begin : begin + _BATCH]
+        uids = [record.uid for record in chunk]
+        known = seen | set(
+            session.scalars(select(table.uid).where(table.user_id == user_id, table.uid.in_(uids)))
+        )
+        rows = []
+        for record in chunk:
+            if record.uid in known:
+                continue
+            known.add(record.uid)
+            rows.append({"user_id": user_id, **record.model_dump()})
+            added.append(record)
+        seen |= set(uids)
+        if rows:
+            session.execute(insert(table), rows)
+    return added
 
 
 def import_file(
@@ -196,39 +219,10 @@ def import_file(
 ) -> Imported:
     """Add the rows the learner does not have yet, rebuild what derives from them, commit once."""
     user_id = learner.user_id
-    touched: set[tuple[str, str]] = set()
-    seen: set[str] = set()
-    added_reviews = 0
-    for begin in range(0, len(progress.reviews), _BATCH):
-        chunk = progress.reviews[begin : begin + _BATCH]
-        known = _known_uids(session, ReviewLog, user_id, [r.uid for r in chunk]) | seen
-        rows = []
-        for record in chunk:
-            if record.uid in known:
-                continue
-            known.add(record.uid)
-            rows.append({"user_id": user_id, **record.model_dump()})
-            if not record.practice:
-                touched.add((record.card_id, record.follow_up))
-        seen |= {r.uid for r in chunk}
-        if rows:
-            session.execute(insert(ReviewLog), rows)
-            added_reviews += len(rows)
-    seen = set()
-    added_choices = 0
-    for begin in range(0, len(progress.choices), _BATCH):
-        chunk_choices = progress.choices[begin : begin + _BATCH]
-        known = _known_uids(session, ChoiceAttempt, user_id, [c.uid for c in chunk_choices]) | seen
-        rows = []
-        for attempt in chunk_choices:
-            if attempt.uid in known:
-                continue
-            known.add(attempt.uid)
-            rows.append({"user_id": user_id, **attempt.model_dump()})
-        seen |= {c.uid for c in chunk_choices}
-        if rows:
-            session.execute(insert(ChoiceAttempt), rows)
-            added_choices += len(rows)
+    reviews = _add_new(session, ReviewLog, user_id, progress.reviews)
+    choices = _add_new(session, ChoiceAttempt, user_id, progress.choices)
+    added_reviews, added_choices = len(reviews), len(choices)
+    touched = {(r.card_id, r.follow_up) for r in reviews if not r.practice}
     if added_reviews or added_choices:
         if touched:
             review.rebuild_schedule(session, user_id, scheduler, items=touched)
