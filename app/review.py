@@ -57,6 +57,7 @@ from app.models import ANSWER, ReviewItem, ReviewLog, UTCDateTime
 from app.scheduling import Rating, Schedule, Scheduler, State, describe_interval
 
 TOKEN_LENGTH = 32
+MAX_ANSWER_LENGTH = 20_000  # characters of a typed answer; the forms say so too
 MAX_DURATION_MS = 60 * 60 * 1000  # longer than an hour is a tab left open, not thinking time
 _DIFFICULTY_ORDER = {"easy": 0, "medium": 1, "hard": 2}
 _WALK = 20  # rows fetched at a time while skipping archived items

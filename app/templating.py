@@ -11,6 +11,7 @@ from jinja2 import pass_context
 from app.card import QUICK_SCAN_SECTIONS, SECTIONS
 from app.chart import svg as chart_svg
 from app.csrf import token_for_render
+from app.review import MAX_ANSWER_LENGTH
 from app.settings import PROJECT_ROOT
 
 STATIC_DIR = PROJECT_ROOT / "static"
@@ -64,3 +65,4 @@ templates.env.lstrip_blocks = True
 templates.env.globals["SECTIONS"] = SECTIONS
 templates.env.globals["QUICK_SCAN_SECTIONS"] = QUICK_SCAN_SECTIONS
 templates.env.globals["chart_svg"] = chart_svg
+templates.env.globals["MAX_ANSWER_LENGTH"] = MAX_ANSWER_LENGTH

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from app.library import Library
 from app.main import create_app
-from app.routes.review import MAX_ANSWER_LENGTH
+from app.review import MAX_ANSWER_LENGTH
 from app.settings import Settings
 from app.templating import templates
 from tests.conftest import CSRFClient
@@ -216,6 +216,9 @@ def test_a_bad_grade_without_javascript_is_a_full_page_with_the_status(
 
 @pytest.mark.parametrize("htmx", [True, False], ids=["htmx", "plain"])
 def test_an_over_long_field_is_a_page_that_names_it(client: TestClient, htmx: bool) -> None:
+    # The browser stops at the limit (maxlength); a forged form gets past it.
+    box = one(soup_of(client.get("/review").text), "textarea[name=answer]")
+    assert box["maxlength"] == str(MAX_ANSWER_LENGTH)
     form = revealed_form(client)
     too_long = "x" * (MAX_ANSWER_LENGTH + 1)
     response = client.post(

@@ -12,6 +12,7 @@ from app.library import Snapshot
 from app.livecheck import LiveResults, demo_views
 from app.pagecache import PageCache
 from app.progress import record_choice
+from app.review import MAX_ANSWER_LENGTH
 from app.routes.deps import CardDep, HtmxDep, SnapshotDep, get_card
 from app.routes.live import LiveDep
 from app.routes.progress import LearnerDep, SessionDep
@@ -23,9 +24,6 @@ router = APIRouter()
 def preview_state(card: Card, problems: list[Problem]) -> str:
     """Changes whenever the card or its file's problems change."""
     return content_hash(card.content_hash + "".join(str(p) for p in problems))[:16]
-
-
-MAX_ANSWER_LENGTH = 20_000
 
 
 def _context(

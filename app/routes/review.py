@@ -30,7 +30,6 @@ from app.templating import templates
 router = APIRouter()
 
 Mode = Literal["due", "practice"]
-MAX_ANSWER_LENGTH = 20_000
 
 
 class BadForm(ReviewError):
@@ -164,7 +163,7 @@ class ReviewFields(BaseModel):
     version: str = Field("", max_length=12)
     token: str = Field("", max_length=64)
     shown: str = Field("", max_length=20)  # when the item was shown, ms since the epoch
-    answer: str = Field("", max_length=MAX_ANSWER_LENGTH)
+    answer: str = Field("", max_length=review.MAX_ANSWER_LENGTH)
     deck: str = Field("", max_length=80)
     mode: str = Field("due", max_length=12)
     cursor: str = Field("", max_length=200)  # practice: the item the queue continues after
