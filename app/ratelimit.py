@@ -7,10 +7,13 @@ window. Unknown names count like real ones, so the limit tells nothing about
 which names exist. A success clears the name's count.
 
 The counts are rows of ``login_failure``, so every web replica enforces the
-same limit and a restart forgets nothing. An attempt is written down *before*
-its password is checked, and withdrawn if it is refused or succeeds: a burst
-of simultaneous guesses therefore cannot all pass the check while none has
-been counted yet. At most the limit's worth of guesses are ever checked.
+same limit and a restart forgets nothing. An attempt on a name is written
+down *before* its password is checked, and withdrawn if it is refused or
+succeeds: a burst of simultaneous guesses at one account cannot all pass the
+check while none has been counted yet, so at most the account limit's worth
+are ever checked. An address's count holds failures only, written after the
+check: a class behind one NAT signing in at once is not locked out by its own
+sign-ins still in flight.
 """
 
 from dataclasses import dataclass
@@ -29,10 +32,11 @@ ADDRESS_LIMIT = 20
 
 @dataclass(frozen=True)
 class Attempt:
-    """One sign-in attempt, counted; :meth:`LoginLimiter.succeeded` withdraws it."""
+    """One sign-in attempt, counted against its name until :meth:`LoginLimiter.succeeded`."""
 
     name: str
-    address_row: int
+    address: str
+    name_row: int
     wait: float  # seconds until an attempt is allowed; 0 when this one may go ahead
 
 
@@ -50,51 +54,63 @@ class LoginLimiter:
     def attempt(
         self, session: Session, *, name: str, address: str, now: datetime | None = None
     ) -> Attempt:
-        """Count an attempt for ``name`` from ``address``, as a failure until it succeeds.
+        """Count an attempt on ``name`` from ``address``, as a failure until it succeeds.
 
-        If either count is over its limit, the attempt is withdrawn at once
+        If either count is at its limit, the attempt is withdrawn at once
         (refused attempts do not lengthen the wait) and :attr:`Attempt.wait`
         says how long until the oldest failure that blocks it leaves the window.
         """
         now = datetime.now(UTC) if now is None else now
         horizon = now - timedelta(seconds=self.window)
-        keys = {"account": name[:KEY_LENGTH], "address": address[:KEY_LENGTH]}
+        name, address = name[:KEY_LENGTH], address[:KEY_LENGTH]
         session.execute(delete(LoginFailure).where(col(LoginFailure.at) <= horizon))
-        rows = {scope: LoginFailure(scope=scope, key=key, at=now) for scope, key in keys.items()}
-        session.add_all(rows.values())
+        row = LoginFailure(scope="account", key=name, at=now)
+        session.add(row)
         session.commit()
-        ids = {scope: row.id for scope, row in rows.items()}
-
-        wait = 0.0
-        for scope, key in keys.items():
-            limit = self.limits[scope]
-            # Newest first, this attempt's own row among them: the one at index
-            # `limit` is the failure whose expiry brings the others under the limit.
-            recent = session.scalars(
-                select(col(LoginFailure.at))
-                .where(col(LoginFailure.scope) == scope, col(LoginFailure.key) == key)
-                .where(col(LoginFailure.at) > horizon)
-                .order_by(col(LoginFailure.at).desc())
-                .limit(limit + 1)
-            ).all()
-            if len(recent) > limit:
-                wait = max(wait, (recent[limit] - horizon).total_seconds())
+        name_row = row.id
+        assert name_row is not None
+        # The name's count includes this attempt's own row, so it may reach limit + 1;
+        # the address's holds earlier failures only.
+        wait = max(
+            self._wait(session, "account", name, horizon, allowed=self.limits["account"] + 1),
+            self._wait(session, "address", address, horizon, allowed=self.limits["address"]),
+        )
         if wait > 0:
-            self._withdraw(session, list(ids.values()))
-        address_row = ids["address"]
-        assert address_row is not None
-        return Attempt(name=keys["account"], address_row=address_row, wait=wait)
+            self._withdraw(session, name_row)
+        return Attempt(name=name, address=address, name_row=name_row, wait=wait)
+
+    def _wait(
+        self, session: Session, scope: str, key: str, horizon: datetime, *, allowed: int
+    ) -> float:
+        """Seconds until fewer than ``allowed`` rows for the key are inside the window."""
+        # Newest first: the one at index allowed - 1 must leave the window first.
+        recent = session.scalars(
+            select(col(LoginFailure.at))
+            .where(col(LoginFailure.scope) == scope, col(LoginFailure.key) == key)
+            .where(col(LoginFailure.at) > horizon)
+            .order_by(col(LoginFailure.at).desc())
+            .limit(allowed)
+        ).all()
+        if len(recent) < allowed:
+            return 0.0
+        return (recent[allowed - 1] - horizon).total_seconds()
+
+    def failed(self, session: Session, attempt: Attempt, now: datetime | None = None) -> None:
+        """The password was wrong: the name's row stays, and the address gets one."""
+        at = datetime.now(UTC) if now is None else now
+        session.add(LoginFailure(scope="address", key=attempt.address, at=at))
+        session.commit()
 
     def succeeded(self, session: Session, attempt: Attempt) -> None:
-        """The password was right: forget the name's failures and this attempt."""
+        """The password was right: forget the name's failures, this attempt among them."""
         session.execute(
             delete(LoginFailure).where(
                 col(LoginFailure.scope) == "account", col(LoginFailure.key) == attempt.name
             )
         )
-        self._withdraw(session, [attempt.address_row])
+        session.commit()
 
     @staticmethod
-    def _withdraw(session: Session, ids: list[int | None]) -> None:
-        session.execute(delete(LoginFailure).where(col(LoginFailure.id).in_(ids)))
+    def _withdraw(session: Session, row: int) -> None:
+        session.execute(delete(LoginFailure).where(col(LoginFailure.id) == row))
         session.commit()

@@ -183,19 +183,27 @@ def test_the_limiter_forgets_failures_after_the_window(database: Database) -> No
         return start + timedelta(seconds=seconds)
 
     with database.session() as session:
-        assert limiter.attempt(session, name="a", address="1", now=at(0)).wait == 0
-        assert limiter.attempt(session, name="a", address="1", now=at(10)).wait == 0
+
+        def wrong(name: str, address: str, seconds: float) -> float:
+            """A wrong password, as the sign-in route records it; the wait it was given."""
+            attempt = limiter.attempt(session, name=name, address=address, now=at(seconds))
+            if attempt.wait == 0:
+                limiter.failed(session, attempt, now=at(seconds))
+            return attempt.wait
+
+        assert wrong("a", "1", 0) == 0
+        assert wrong("a", "1", 10) == 0
         # Two failures for "a": the next waits until the first leaves the window.
-        assert limiter.attempt(session, name="a", address="1", now=at(20)).wait == 40
-        assert limiter.attempt(session, name="b", address="1", now=at(20)).wait == 0
+        assert wrong("a", "1", 20) == 40
+        assert wrong("b", "1", 20) == 0
         # The refused attempt was not counted: the wait does not grow.
-        assert limiter.attempt(session, name="a", address="1", now=at(30)).wait == 30
-        assert limiter.attempt(session, name="a", address="1", now=at(61)).wait == 0
+        assert wrong("a", "1", 30) == 30
+        assert wrong("a", "1", 61) == 0
         # A success forgets the name's failures and is not a failure itself.
         limiter.succeeded(session, limiter.attempt(session, name="a", address="2", now=at(62)))
-        assert limiter.attempt(session, name="a", address="2", now=at(63)).wait == 0
+        assert wrong("a", "2", 63) == 0
         # Old rows are deleted as new attempts come in.
-        limiter.attempt(session, name="c", address="3", now=at(200))
+        wrong("c", "3", 200)
         assert session.scalar(select(func.count()).select_from(LoginFailure)) == 2
 
 
@@ -247,6 +255,33 @@ def test_a_burst_of_guesses_checks_at_most_the_limit(database: Database) -> None
             select(func.count()).select_from(LoginFailure).where(LoginFailure.scope == "account")  # type: ignore[arg-type]
         )
     assert counted == allowed.count(True)
+
+
+def test_sign_ins_in_flight_from_one_address_do_not_lock_it(database: Database) -> None:
+    """A class behind one NAT signing in at once: only failures count against the address."""
+    limiter = LoginLimiter(account_limit=5, address_limit=3)
+    learners = 12
+    barrier = threading.Barrier(learners)
+    waits: list[float] = []
+    errors: list[BaseException] = []
+
+    def sign_in(number: int) -> None:
+        try:
+            with database.session() as session:
+                barrier.wait()
+                attempt = limiter.attempt(session, name=f"learner{number}", address="10.0.0.1")
+                waits.append(attempt.wait)
+                limiter.succeeded(session, attempt)
+        except BaseException as exc:  # collected: a thread's exception is otherwise lost
+            errors.append(exc)
+
+    threads = [threading.Thread(target=sign_in, args=(n,)) for n in range(learners)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert waits == [0.0] * learners
 
 
 def test_sign_out_ends_the_session(site: Site) -> None:

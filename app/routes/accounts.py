@@ -89,6 +89,7 @@ def login(
         return _page(request, "login.html", context, status_code=429)
     user = accounts.authenticate(session, name=key, password=password)
     if user is None:
+        limiter.failed(session, attempt)
         # Sync handler in the thread pool: sleeping here does not block the event loop.
         time.sleep(max(0.0, MIN_REFUSAL_SECONDS - (time.monotonic() - started)))
         context["error"] = WRONG
