@@ -87,8 +87,8 @@ def sanitize(html: str) -> str:
     return _CLEANER.clean(html)
 
 
-# Built once: nh3.clean converts the allow-lists on every call, which was a third
-# of the time spent loading a card (scripts/bench_pages.py).
+# Built once: nh3.clean converts the allow-lists on every call, about a sixth
+# of the time spent loading a card (docs/performance.md).
 _CLEANER = nh3.Cleaner(
     tags=_HTML_TAGS | _MATH_TAGS,
     attributes=_ATTRIBUTES,
