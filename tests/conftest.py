@@ -8,10 +8,10 @@ import shutil
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
 import httpx
@@ -261,3 +261,33 @@ class Grader:
 def grade(database: Database, learner: Learner) -> Grader:
     """Record a review of an item by key at a given time, as the review page would."""
     return Grader(database, learner)
+
+
+Result = TypeVar("Result")
+
+
+def all_at_once(count: int, work: Callable[[int], Result]) -> list[Result]:
+    """``work(0)`` … ``work(count - 1)``, each in a thread, all released at the same moment.
+
+    Their results in order; the first exception any of them raised is raised
+    here (a thread's exception is otherwise lost).
+    """
+    barrier = threading.Barrier(count)
+    results: dict[int, Result] = {}
+    errors: list[BaseException] = []
+
+    def run(number: int) -> None:
+        barrier.wait()
+        try:
+            results[number] = work(number)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return [results[number] for number in range(count)]

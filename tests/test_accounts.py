@@ -4,7 +4,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -21,7 +20,7 @@ from app.main import create_app
 from app.models import LoginFailure, User
 from app.ratelimit import LoginLimiter
 from app.settings import Settings
-from tests.conftest import CSRFClient
+from tests.conftest import CSRFClient, all_at_once
 
 PASSWORD = "correct horse battery"
 HX = {"HX-Request": "true"}
@@ -226,27 +225,13 @@ def test_a_burst_of_guesses_checks_at_most_the_limit(database: Database) -> None
     """Attempts are counted before the password is checked, so simultaneous
     guesses cannot all pass the limit while none has been counted yet."""
     limiter = LoginLimiter(account_limit=3, address_limit=1000)
-    guesses = 12  # within the connection pool (15), four times the limit
-    barrier = threading.Barrier(guesses)
-    allowed: list[bool] = []
-    errors: list[BaseException] = []
 
-    def guess(number: int) -> None:
-        try:
-            with database.session() as session:
-                barrier.wait()
-                attempt = limiter.attempt(session, name="bob", address=f"10.0.0.{number}")
-                allowed.append(attempt.wait == 0)
-        except BaseException as exc:  # collected: a thread's exception is otherwise lost
-            errors.append(exc)
+    def guess(number: int) -> bool:
+        with database.session() as session:
+            attempt = limiter.attempt(session, name="bob", address=f"10.0.0.{number}")
+            return attempt.wait == 0
 
-    threads = [threading.Thread(target=guess, args=(n,)) for n in range(guesses)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
-    assert len(allowed) == guesses
+    allowed = all_at_once(12, guess)  # within the connection pool (15), four times the limit
     # At most the limit; possibly none, when every guess is counted before any is checked.
     assert allowed.count(True) <= 3
     # The refused ones were withdrawn: only the allowed ones still count against bob.
@@ -260,28 +245,14 @@ def test_a_burst_of_guesses_checks_at_most_the_limit(database: Database) -> None
 def test_sign_ins_in_flight_from_one_address_do_not_lock_it(database: Database) -> None:
     """A class behind one NAT signing in at once: only failures count against the address."""
     limiter = LoginLimiter(account_limit=5, address_limit=3)
-    learners = 12
-    barrier = threading.Barrier(learners)
-    waits: list[float] = []
-    errors: list[BaseException] = []
 
-    def sign_in(number: int) -> None:
-        try:
-            with database.session() as session:
-                barrier.wait()
-                attempt = limiter.attempt(session, name=f"learner{number}", address="10.0.0.1")
-                waits.append(attempt.wait)
-                limiter.succeeded(session, attempt)
-        except BaseException as exc:  # collected: a thread's exception is otherwise lost
-            errors.append(exc)
+    def sign_in(number: int) -> float:
+        with database.session() as session:
+            attempt = limiter.attempt(session, name=f"learner{number}", address="10.0.0.1")
+            limiter.succeeded(session, attempt)
+            return attempt.wait
 
-    threads = [threading.Thread(target=sign_in, args=(n,)) for n in range(learners)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
-    assert waits == [0.0] * learners
+    assert all_at_once(12, sign_in) == [0.0] * 12
 
 
 def test_sign_out_ends_the_session(site: Site) -> None:

@@ -16,7 +16,7 @@ from sqlalchemy import func, select, text
 from app.db import Database, head_revision
 from app.models import DailyActivity, ReviewLog
 from app.settings import Settings
-from tests.conftest import csrf_token_of, free_port
+from tests.conftest import all_at_once, csrf_token_of, free_port
 
 HX = {"HX-Request": "true"}
 GRADES_BEFORE_KILL = 40
@@ -139,24 +139,6 @@ def test_replicas_starting_together_share_one_session_key(tmp_path: Path) -> Non
 
     Threads share a PID, so they stand in for the containers here."""
     data = tmp_path / "data"
-    starters = 16
-    barrier = threading.Barrier(starters)
-    keys: list[bytes] = []
-    errors: list[BaseException] = []
-
-    def start() -> None:
-        settings = Settings(data_dir=data)
-        barrier.wait()
-        try:
-            keys.append(settings.session_secret())
-        except BaseException as exc:  # collected: a thread's exception is otherwise lost
-            errors.append(exc)
-
-    threads = [threading.Thread(target=start) for _ in range(starters)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
-    assert len(keys) == starters and len(set(keys)) == 1
+    keys = all_at_once(16, lambda _: Settings(data_dir=data).session_secret())
+    assert len(set(keys)) == 1
     assert [entry.name for entry in data.iterdir()] == ["secret_key"]
