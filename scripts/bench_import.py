@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.cardtext import GOOD_CARD, OTHER_CARD  # noqa: E402
-from tests.conftest import csrf_token_of, free_port  # noqa: E402
+from tests.conftest import csrf_token_of, free_port, healthy_within  # noqa: E402
 
 ITEMS = ["test-other", "test-other/why-exp", "test-scaling", "test-scaling/why-sqrt"]
 
@@ -83,12 +83,8 @@ def run(reviews: int, answer_chars: int, root: Path) -> None:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(150):
-            try:
-                httpx.get(url + "/healthz")
-                break
-            except httpx.TransportError:
-                time.sleep(0.2)
+        if not healthy_within(url, 30):
+            raise SystemExit("the server did not start")
         with httpx.Client(base_url=url, timeout=600) as client:
             client.get("/stats")
             before = peak_mb(server.pid)

@@ -39,6 +39,7 @@ from sqlalchemy.engine import make_url  # noqa: E402
 from app import accounts  # noqa: E402
 from app.db import Database  # noqa: E402
 from app.models import DailyActivity, ReviewLog, User  # noqa: E402
+from tests.conftest import healthy_within  # noqa: E402
 
 PASSWORD = "load-test password"
 HX = {"HX-Request": "true"}
@@ -126,13 +127,8 @@ def start_server(data_dir: Path, database_url: str | None, port: int) -> subproc
         env=env,
         cwd=ROOT,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200:
-                return server
-        except httpx.TransportError:
-            time.sleep(0.1)
+    if healthy_within(f"http://127.0.0.1:{port}", 60):
+        return server
     server.kill()
     raise SystemExit("the server did not start")
 

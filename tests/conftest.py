@@ -99,6 +99,19 @@ def free_port() -> int:
         return port
 
 
+def healthy_within(url: str, seconds: float) -> bool:
+    """Whether a server started elsewhere (a subprocess) answers ``url``/healthz in time."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz").status_code == 200:
+                return True
+        except httpx.TransportError:
+            pass  # not listening yet
+        time.sleep(0.05)
+    return False
+
+
 class LiveServer:
     """A real uvicorn server on a free port, in a thread of the test process."""
 

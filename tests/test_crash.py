@@ -16,7 +16,7 @@ from sqlalchemy import func, select, text
 from app.db import Database, head_revision
 from app.models import DailyActivity, ReviewLog
 from app.settings import Settings
-from tests.conftest import all_at_once, csrf_token_of, free_port
+from tests.conftest import all_at_once, csrf_token_of, free_port, healthy_within
 
 HX = {"HX-Request": "true"}
 GRADES_BEFORE_KILL = 40
@@ -38,13 +38,8 @@ def start_server(settings: Settings, port: int) -> subprocess.Popen[bytes]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200:
-                return server
-        except httpx.TransportError:
-            time.sleep(0.05)
+    if healthy_within(f"http://127.0.0.1:{port}", 30):
+        return server
     server.kill()
     raise RuntimeError("server did not start")
 
