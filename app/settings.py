@@ -3,12 +3,11 @@
 Each field is read from an environment variable with the ``QUIZLAB_`` prefix
 (``content_dir`` from ``QUIZLAB_CONTENT_DIR``, and so on). The defaults are the
 embedded ones: bundled content, a SQLite file under ``./data`` and a local
-worker started by ``quizlab serve``.
+worker started by ``quizlab serve``. The worker's own settings
+(``QUIZLAB_WORKER_*`` but the URL and timeout) are in
+:class:`app.worker.settings.WorkerSettings`: it reads nothing of these.
 """
 
-import os
-import secrets
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -21,7 +20,9 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="QUIZLAB_", extra="ignore")
+    # Frozen: settings are read once at start-up; a variant is made with
+    # model_copy(update=...), never by assignment.
+    model_config = SettingsConfigDict(env_prefix="QUIZLAB_", extra="ignore", frozen=True)
 
     content_dir: Path = Field(
         default=PROJECT_ROOT / "content",
@@ -38,29 +39,6 @@ class Settings(BaseSettings):
     worker_url: str | None = Field(
         default=None,
         description="Base URL of the demo worker; empty means `serve` starts a local one.",
-    )
-    worker_device: str = Field(
-        default="auto",
-        pattern="^(auto|cpu|cuda)$",
-        description="Where the worker runs demos: auto (CUDA when present), cpu or cuda.",
-    )
-    worker_max_concurrent: int = Field(
-        default=1,
-        ge=1,
-        le=64,
-        description="Demos the worker computes at once (1 leaves a core to the web server).",
-    )
-    worker_max_waiting: int = Field(
-        default=16,
-        ge=0,
-        le=10_000,
-        description="Demo requests that may queue at the worker before it answers 503.",
-    )
-    worker_threads: int = Field(
-        default=1,
-        ge=1,
-        le=256,
-        description="torch threads per demo on the worker.",
     )
     worker_timeout: float = Field(
         default=10.0,
@@ -116,29 +94,6 @@ class Settings(BaseSettings):
     @property
     def zone(self) -> ZoneInfo:
         return ZoneInfo(self.timezone)
-
-    def session_secret(self) -> bytes:
-        """The cookie-signing key: the setting, or one made once and kept in ``data_dir``."""
-        if self.secret_key:
-            return self.secret_key.encode()
-        path = self.data_dir / "secret_key"
-        if not path.exists():
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            # Written whole under another name, then linked into place: of two
-            # processes starting together, both end up reading the one complete key.
-            # The draft's name must be unique across machines, not only processes:
-            # two containers sharing one volume both run as PID 1.
-            descriptor, draft_name = tempfile.mkstemp(prefix=".secret_key.", dir=self.data_dir)
-            draft = Path(draft_name)
-            with os.fdopen(descriptor, "w", encoding="ascii") as file:
-                file.write(secrets.token_urlsafe(48))
-            try:
-                os.link(draft, path)
-            except FileExistsError:
-                pass
-            finally:
-                draft.unlink()
-        return path.read_text(encoding="ascii").strip().encode()
 
     @property
     def resolved_database_url(self) -> str:

@@ -7,7 +7,7 @@ answer of --answer-chars characters), starts a fresh ``quizlab serve`` on the
 two test cards (no worker), uploads the file as the stats page's form does,
 then uploads it again (everything already there). Prints the file size, both
 times, and the server's peak resident memory before and after (VmHWM, Linux).
-The upload limit in app/csrf.py is chosen from these figures; they go in
+The upload limit in app/web/middleware/csrf.py is chosen from these figures; they go in
 docs/performance.md.
 """
 

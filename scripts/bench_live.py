@@ -34,10 +34,10 @@ def main() -> None:
 
     from fastapi.testclient import TestClient
 
-    from app.demos import catalog
-    from app.localworker import LocalWorker
-    from app.main import create_app
+    from app.demos.catalog import catalog
+    from app.live.localworker import LocalWorker
     from app.settings import Settings
+    from app.web import create_app
 
     with LocalWorker() as url, tempfile.TemporaryDirectory() as data:
         settings = Settings(data_dir=Path(data), worker_url=url, worker_timeout=60)

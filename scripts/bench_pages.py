@@ -32,8 +32,8 @@ def serve(port: int, data_dir: str) -> None:
     from fastapi.responses import HTMLResponse
     from fastapi.testclient import TestClient
 
-    from app.main import create_app
     from app.settings import Settings
+    from app.web import create_app
 
     settings = Settings(data_dir=Path(data_dir), reload_content=False)
     app = create_app(settings)
@@ -108,7 +108,7 @@ def throughput(duration: int, connections: int) -> None:
 
 
 def loading(count: int) -> None:
-    from app.library import Library
+    from app.content.library import Library
 
     source = (ROOT / "content" / "attention" / "scaling-factor.md").read_text()
     source = re.sub(r"\[[^\]]*\]\(card:[^)]*\)", "a related card", source)

@@ -33,13 +33,13 @@ from sqlalchemy import insert
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app import activity, review, stats
-from app.activity import Learner
-from app.db import Database
-from app.library import Library
-from app.main import create_app
-from app.models import ChoiceAttempt, ReviewItem, ReviewLog
+from app.content.library import Library
+from app.practice import activity, review, stats
+from app.practice.activity import Learner
 from app.settings import Settings
+from app.storage.database import Database
+from app.storage.models import ChoiceAttempt, ReviewItem, ReviewLog
+from app.web import create_app
 
 FOLLOW_UPS = 3  # per card: each card gives 1 + FOLLOW_UPS review items
 DECKS = 10
@@ -229,7 +229,7 @@ def main() -> None:
             session.commit()
         print(f"activity totals rebuilt from the log in {time.perf_counter() - began:.1f} s")
 
-        # As the server does once started (app/main.py): long-lived objects out of the GC.
+        # As the server does once started (app/web/app.py): long-lived objects out of the GC.
         gc.collect()
         gc.freeze()
         results: list[tuple[str, float, float]] = []

@@ -36,9 +36,9 @@ sys.path.insert(0, str(ROOT))
 from sqlalchemy import create_engine, func, select  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
-from app import accounts  # noqa: E402
-from app.db import Database  # noqa: E402
-from app.models import DailyActivity, ReviewLog, User  # noqa: E402
+from app.accounts import users as accounts  # noqa: E402
+from app.storage.database import Database  # noqa: E402
+from app.storage.models import DailyActivity, ReviewLog, User  # noqa: E402
 from tests.conftest import healthy_within  # noqa: E402
 
 PASSWORD = "load-test password"
@@ -121,7 +121,7 @@ def start_server(data_dir: Path, database_url: str | None, port: int) -> subproc
     env = {**os.environ, "QUIZLAB_DATA_DIR": str(data_dir), "QUIZLAB_AUTH": "accounts"}
     if database_url:
         env["QUIZLAB_DATABASE_URL"] = database_url
-    command = [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
+    command = [sys.executable, "-m", "uvicorn", "--factory", "app.web:create_app"]
     server = subprocess.Popen(
         [*command, "--port", str(port), "--log-level", "warning", "--no-access-log"],
         env=env,

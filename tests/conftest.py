@@ -20,15 +20,15 @@ import sqlalchemy
 import uvicorn
 from fastapi.testclient import TestClient
 
-from app import review
-from app.activity import Learner
-from app.csrf import SAFE_METHODS
-from app.db import Database
-from app.library import Library, Snapshot
-from app.main import create_app
-from app.scheduling import Rating, Scheduler
-from app.sessions import COOKIE
+from app.content.library import Library, Snapshot
+from app.practice import review
+from app.practice.activity import Learner
+from app.practice.scheduling import Rating, Scheduler
 from app.settings import PROJECT_ROOT, Settings
+from app.storage.database import Database
+from app.web import create_app
+from app.web.middleware.csrf import SAFE_METHODS
+from app.web.middleware.sessions import COOKIE
 from tests.cardtext import GOOD_CARD, OTHER_CARD
 
 ARTIFACTS = PROJECT_ROOT / "test-artifacts"
@@ -166,7 +166,7 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, object]) -> dic
 @pytest.fixture(scope="session")
 def worker_url() -> Iterator[str]:
     """A real demo worker subprocess (torch on CPU), shared by the session."""
-    from app.localworker import LocalWorker
+    from app.live.localworker import LocalWorker
 
     with LocalWorker() as url:
         yield url

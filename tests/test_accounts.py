@@ -14,12 +14,12 @@ from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
-from app import accounts
-from app.db import Database
-from app.main import create_app
-from app.models import LoginFailure, User
-from app.ratelimit import LoginLimiter
+from app.accounts import users as accounts
+from app.accounts.limits import LoginLimiter
 from app.settings import Settings
+from app.storage.database import Database
+from app.storage.models import LoginFailure, User
+from app.web import create_app
 from tests.conftest import CSRFClient, all_at_once
 
 PASSWORD = "correct horse battery"

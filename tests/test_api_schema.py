@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from schemathesis.python import asgi
 
-from app.main import create_app
 from app.settings import Settings
+from app.web import create_app
 
 WEB_JSON = "^/(healthz|progress)$"
 WORKER_JSON = "^/(health|demos|demos/{name})$"

@@ -6,8 +6,8 @@ import sys
 import time
 from pathlib import Path
 
-from app.card import PLACEHOLDER
-from app.library import check_paths
+from app.content.card import PLACEHOLDER
+from app.content.library import check_paths
 
 
 def quizlab(content: Path, *args: str) -> subprocess.CompletedProcess[str]:

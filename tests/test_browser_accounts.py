@@ -11,9 +11,9 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
 
-from app import accounts
-from app.db import Database
+from app.accounts import users as accounts
 from app.settings import Settings
+from app.storage.database import Database
 from tests.conftest import LiveServer
 
 pytestmark = pytest.mark.browser

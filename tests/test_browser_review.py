@@ -104,10 +104,10 @@ def a_year_of_history(path: Path) -> Path:
 @pytest.fixture(scope="module")
 def seasoned_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """The app on the test cards with a year of imported history."""
-    from app import progress
-    from app.activity import Learner
-    from app.db import Database
-    from app.scheduling import Scheduler
+    from app.practice import progress
+    from app.practice.activity import Learner
+    from app.practice.scheduling import Scheduler
+    from app.storage.database import Database
 
     root = tmp_path_factory.mktemp("seasoned")
     settings = Settings(

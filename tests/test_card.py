@@ -3,8 +3,8 @@
 import pytest
 from bs4 import BeautifulSoup
 
-from app.card import Problem, parse_card
-from app.rendering import MARKDOWN, render_tokens
+from app.content.card import Problem, parse_card
+from app.content.rendering import MARKDOWN, render_tokens
 from tests.cardtext import GOOD_CARD, line_of
 
 PATH = "content/testdeck/scaling.md"

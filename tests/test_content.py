@@ -1,6 +1,6 @@
 """The bundled content: every card passes the check, so CI enforces it."""
 
-from app.library import Library, card_files
+from app.content.library import Library, card_files
 from app.settings import PROJECT_ROOT
 
 CONTENT = PROJECT_ROOT / "content"

@@ -13,9 +13,10 @@ import httpx
 import pytest
 from sqlalchemy import func, select, text
 
-from app.db import Database, head_revision
-from app.models import DailyActivity, ReviewLog
 from app.settings import Settings
+from app.storage.database import Database, head_revision
+from app.storage.models import DailyActivity, ReviewLog
+from app.web.secret import session_secret
 from tests.conftest import all_at_once, csrf_token_of, free_port, healthy_within
 
 HX = {"HX-Request": "true"}
@@ -31,7 +32,7 @@ def start_server(settings: Settings, port: int) -> subprocess.Popen[bytes]:
     env.pop("QUIZLAB_DATABASE_URL", None)
     server = subprocess.Popen(
         [
-            *(sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"),
+            *(sys.executable, "-m", "uvicorn", "--factory", "app.web:create_app"),
             *("--port", str(port), "--log-level", "warning"),
         ],
         env=env,
@@ -122,9 +123,9 @@ def test_killing_the_server_loses_at_most_the_review_in_flight(settings: Setting
 def test_the_data_folder_keeps_the_session_key(tmp_path: Path) -> None:
     """Restarts keep sessions: the random key is made once and read back."""
     settings = Settings(data_dir=tmp_path / "data")
-    key = settings.session_secret()
+    key = session_secret(settings)
     assert len(key) >= 32
-    assert Settings(data_dir=tmp_path / "data").session_secret() == key
+    assert session_secret(Settings(data_dir=tmp_path / "data")) == key
     assert (tmp_path / "data" / "secret_key").stat().st_mode & 0o077 == 0
 
 
@@ -134,6 +135,6 @@ def test_replicas_starting_together_share_one_session_key(tmp_path: Path) -> Non
 
     Threads share a PID, so they stand in for the containers here."""
     data = tmp_path / "data"
-    keys = all_at_once(16, lambda _: Settings(data_dir=data).session_secret())
+    keys = all_at_once(16, lambda _: session_secret(Settings(data_dir=data)))
     assert len(set(keys)) == 1
     assert [entry.name for entry in data.iterdir()] == ["secret_key"]

@@ -4,10 +4,10 @@ import pytest
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 
-from app import csrf
-from app.main import create_app
-from app.sessions import new_token
 from app.settings import Settings
+from app.web import create_app
+from app.web.middleware import csrf
+from app.web.middleware.sessions import new_token
 from tests.conftest import csrf_token_of
 
 HX = {"HX-Request": "true"}

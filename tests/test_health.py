@@ -4,7 +4,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.exc import OperationalError
 
-from app.routes import health
+from app.web.routes import health
 
 
 def test_healthy_server_answers_ok_with_cards_and_database(client: TestClient) -> None:

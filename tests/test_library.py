@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from app.library import Library, check_paths, display_path
-from app.main import create_app
+from app.content.library import Library, check_paths, display_path
 from app.settings import Settings
+from app.web import create_app
 from tests.cardtext import GOOD_CARD, OTHER_CARD, line_of
 from tests.conftest import CSRFClient
 

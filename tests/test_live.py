@@ -20,8 +20,8 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from fastapi.testclient import TestClient
 
-from app.main import create_app
 from app.settings import Settings
+from app.web import create_app
 from tests.cardtext import GOOD_CARD, line_of
 from tests.conftest import CSRFClient, free_port
 
@@ -140,10 +140,12 @@ def test_demo_page_without_javascript(tmp_path: Path, live_content: Path, worker
 @pytest.mark.parametrize(
     ("query", "status", "message"),
     [
-        ("d_k=5000", 422, "d_k must be an integer between 1 and 4,096, got '5000'"),
-        ("d_k=abc", 422, "d_k must be an integer between 1 and 4,096, got 'abc'"),
-        ("divisor=seven", 422, "divisor must be one of none, sqrt_dk, dk, sqrt_dmodel"),
-        ("dk=12", 422, "demo 'score_variance' has no parameter 'dk'"),
+        # The same messages as the worker's 422 (one spec, app/demos/specs/variance.py).
+        ("d_k=5000", 422, "d_k must be an integer between 1 and 4096, got 5000"),
+        ("d_k=abc", 422, 'd_k must be an integer between 1 and 4096, got "abc"'),
+        ("d_k=true", 422, 'd_k must be an integer between 1 and 4096, got "true"'),
+        ("divisor=seven", 422, 'divisor must be one of "none", "sqrt_dk", "dk", "sqrt_dmodel"'),
+        ("dk=12", 422, "unknown parameter 'dk': score_variance takes d_k, samples"),
     ],
 )
 def test_bad_demo_parameters_are_422_naming_the_bounds(
@@ -251,7 +253,7 @@ def test_check_run_demos_reports_claim_and_measurement(
 
 
 def test_check_flags_unknown_demo_output_and_parameter(tmp_path: Path) -> None:
-    from app.card import parse_card
+    from app.content.card import parse_card
 
     text = LIVE_CARD.replace(
         "score_variance.variance(d_k=128, divisor=none)", "score_variance.varience(d_k=128)"
@@ -262,8 +264,12 @@ def test_check_flags_unknown_demo_output_and_parameter(tmp_path: Path) -> None:
     assert messages[0].startswith(
         "live number: demo 'score_variance' has no output 'varience' (outputs: variance,"
     )
-    assert messages[1].startswith("live number: demo 'score_variance' has no parameter 'heads'")
-    assert messages[2].startswith("demo block: unknown demo 'no_such_demo' (demos: score_variance,")
+    assert messages[1].startswith(
+        "live number: unknown parameter 'heads': score_variance takes d_k, samples"
+    )
+    assert messages[2].startswith(
+        "demo block: unknown demo 'no_such_demo': the demos are score_variance,"
+    )
 
 
 def test_results_survive_a_restart_in_the_database(
@@ -283,7 +289,7 @@ def test_learner_picked_demo_results_are_not_stored(
 ) -> None:
     from sqlalchemy import func, select
 
-    from app.models import DemoResult
+    from app.storage.models import DemoResult
 
     with make_client(tmp_path, live_content, worker_url) as client:
         for seed in (11, 12, 13):

@@ -11,8 +11,8 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
 
-from app.db import Database, alembic_config, head_revision
-from app.models import metadata
+from app.storage.database import Database, alembic_config, head_revision
+from app.storage.models import metadata
 
 TABLES = {
     "alembic_version",
@@ -46,7 +46,7 @@ def test_models_and_migrations_describe_the_same_schema(database: Database) -> N
         context = MigrationContext.configure(connection, opts={"compare_type": True})
         differences = compare_metadata(context, metadata)
     assert differences == [], (
-        "app/models.py and app/migrations differ: write a migration for "
+        "app/storage/models.py and app/storage/migrations differ: write a migration for "
         f"{differences} (alembic revision --autogenerate helps)"
     )
 

@@ -14,15 +14,15 @@ from fastapi.testclient import TestClient
 from httpx import Response
 from sqlalchemy import func, select
 
-from app import progress, review
-from app.activity import Learner
-from app.db import Database, head_revision
-from app.library import Library, Snapshot
-from app.main import create_app
-from app.models import ChoiceAttempt, ReviewLog
-from app.progress import ProgressFileError
-from app.scheduling import Rating, Scheduler
+from app.content.library import Library, Snapshot
+from app.practice import progress, review
+from app.practice.activity import Learner
+from app.practice.progress import ProgressFileError
+from app.practice.scheduling import Rating, Scheduler
 from app.settings import Settings
+from app.storage.database import Database, head_revision
+from app.storage.models import ChoiceAttempt, ReviewLog
+from app.web import create_app
 from tests.conftest import CSRFClient, Grader
 
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)

@@ -6,13 +6,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from app import review
-from app.activity import Learner
-from app.db import Database
-from app.library import Library, Snapshot
-from app.models import ReviewItem, ReviewLog
-from app.review import AlreadyRecorded, StaleItem, UnknownItem
-from app.scheduling import Rating, Scheduler
+from app.content.library import Library, Snapshot
+from app.practice import review
+from app.practice.activity import Learner
+from app.practice.review import AlreadyRecorded, StaleItem, UnknownItem
+from app.practice.scheduling import Rating, Scheduler
+from app.storage.database import Database
+from app.storage.models import ReviewItem, ReviewLog
 from tests.cardtext import GOOD_CARD, OTHER_CARD
 from tests.conftest import Grader
 

@@ -8,11 +8,11 @@ import pytest
 from bs4 import BeautifulSoup, Tag
 from fastapi.testclient import TestClient
 
-from app.library import Library
-from app.main import create_app
-from app.review import MAX_ANSWER_LENGTH
+from app.content.library import Library
+from app.practice.review import MAX_ANSWER_LENGTH
 from app.settings import Settings
-from app.templating import templates
+from app.web import create_app
+from app.web.templating import templates
 from tests.conftest import CSRFClient
 
 HX = {"HX-Request": "true"}

@@ -5,8 +5,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app import scheduling
-from app.scheduling import Rating, Schedule, Scheduler, State
+from app.practice import scheduling
+from app.practice.scheduling import Rating, Schedule, Scheduler, State
 
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
 

@@ -1,6 +1,6 @@
 """The signed session cookie: a changed, foreign or expired cookie is worth nothing."""
 
-from app.sessions import MAX_AGE, Session, Signer
+from app.web.middleware.sessions import MAX_AGE, Session, Signer
 
 NOW = 1_800_000_000.0
 

@@ -8,12 +8,12 @@ from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from app import activity, progress, review, stats
-from app.activity import Learner
-from app.db import Database
-from app.library import Library, Snapshot
-from app.models import CardActivity, DailyActivity
-from app.scheduling import Rating
+from app.content.library import Library, Snapshot
+from app.practice import activity, progress, review, stats
+from app.practice.activity import Learner
+from app.practice.scheduling import Rating
+from app.storage.database import Database
+from app.storage.models import CardActivity, DailyActivity
 from tests.conftest import Grader
 
 NOW = datetime(2025, 3, 12, 18, 0, tzinfo=UTC)

@@ -7,15 +7,15 @@ from pathlib import Path
 from bs4 import BeautifulSoup
 from sqlalchemy import func, select
 
-from app import review
-from app.activity import Learner
-from app.db import Database
-from app.library import Snapshot
-from app.main import create_app
-from app.models import CardActivity, DailyActivity, ReviewItem, ReviewLog
-from app.review import ReviewConflict
-from app.scheduling import Rating, Scheduler
+from app.content.library import Snapshot
+from app.practice import review
+from app.practice.activity import Learner
+from app.practice.review import ReviewConflict
+from app.practice.scheduling import Rating, Scheduler
 from app.settings import Settings
+from app.storage.database import Database
+from app.storage.models import CardActivity, DailyActivity, ReviewItem, ReviewLog
+from app.web import create_app
 from tests.conftest import CSRFClient
 
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)

@@ -21,6 +21,7 @@ Run it with ``uvicorn --factory app.worker.api:create_worker_app``.
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 import torch
@@ -28,13 +29,18 @@ from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from app import __version__
-from app.settings import get_settings
-from app.worker.demo import DemoInfo, DemoResult
+from app.demos.params import InvalidParams, ParamProblem
+from app.demos.spec import DemoInfo
+from app.worker.demo import DemoResult
 from app.worker.demos import DEMOS, UnknownDemo, get_demo
 from app.worker.device import resolve_device
-from app.worker.params import InvalidParams, ParamProblem
 from app.worker.runner import DemoRunner, WorkerBusy
+from app.worker.settings import get_worker_settings
+
+try:
+    VERSION = version("quizlab")
+except PackageNotFoundError:  # run from a source tree that was never installed
+    VERSION = "0+unknown"
 
 router = APIRouter()
 
@@ -153,12 +159,12 @@ def create_worker_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        settings = get_settings()
+        settings = get_worker_settings()
         runner = DemoRunner(
-            resolve_device(device or settings.worker_device),
-            max_concurrent=max_concurrent or settings.worker_max_concurrent,
-            max_waiting=settings.worker_max_waiting if max_waiting is None else max_waiting,
-            num_threads=num_threads or settings.worker_threads,
+            resolve_device(device or settings.device),
+            max_concurrent=max_concurrent or settings.max_concurrent,
+            max_waiting=settings.max_waiting if max_waiting is None else max_waiting,
+            num_threads=num_threads or settings.threads,
         )
         app.state.runner = runner
         if warm_up:
@@ -168,7 +174,7 @@ def create_worker_app(
         finally:
             await runner.drain()
 
-    app = FastAPI(title="Quizlab demo worker", version=__version__, lifespan=lifespan)
+    app = FastAPI(title="Quizlab demo worker", version=VERSION, lifespan=lifespan)
     app.include_router(router)
     app.add_exception_handler(UnknownDemo, _unknown_demo)
     app.add_exception_handler(InvalidParams, _invalid_params)

@@ -1,7 +1,8 @@
 """One demo: its name, parameters and compute function, and the result it returns.
 
-A demo module declares a :class:`DemoParams` subclass, a compute function
-``(params, device) -> Outcome`` and a :class:`Demo` that ties them together.
+A demo's interface (parameters, outputs, budget) is declared once, without
+torch, in ``app/demos/specs/``; a worker module adds a compute function
+``(params, device) -> Outcome`` and a :class:`Demo` that ties the two together.
 :meth:`Demo.run` times the computation and wraps the :class:`Outcome` into a
 :class:`DemoResult`, the JSON the worker sends back.
 """
@@ -12,17 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
 import torch
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 
+from app.demos.params import DemoParams, Scalar
+from app.demos.spec import DemoInfo, DemoSpec
 from app.worker.device import synchronize
-from app.worker.params import (
-    DemoParams,
-    InvalidParams,
-    ParamSpec,
-    Scalar,
-    param_specs,
-    problems_from_error,
-)
 
 P = TypeVar("P", bound=DemoParams)
 
@@ -100,58 +95,54 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
 
 
-class DemoInfo(BaseModel):
-    """A demo as ``GET /demos`` lists it: enough for a client to build its form."""
-
-    name: str
-    version: int
-    title: str
-    description: str
-    seeded: bool
-    params: list[ParamSpec]
-    outputs: dict[str, str]
-
-
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True)
 class Demo(Generic[P]):
-    """One demo.
+    """A demo's interface (:class:`~app.demos.spec.DemoSpec`) and its computation.
 
     Attributes:
-        name: snake_case, used in URLs.
-        version: bump it when the same parameters start giving other numbers.
-        title: a short human title.
-        description: one or two sentences on what the demo shows.
-        params: the parameters model.
-        outputs: every output name the demo may report, with its meaning.
+        spec: name, parameters, outputs and budget, shared with the web server.
         compute: ``(params, device) -> Outcome``. Runs under
             ``torch.inference_mode``; must be deterministic for a given seed.
-        uses_device: False for demos that are plain arithmetic (a table
-            look-up): they run on the CPU whatever the worker's device.
-        worst_cases: the parameters that cost the most time and memory, for
-            the budget benchmark (``scripts/bench_worker.py --budget``).
     """
 
-    name: str
-    version: int
-    title: str
-    description: str
-    params: type[P]
-    outputs: Mapping[str, str]
+    spec: DemoSpec[P]
     compute: Callable[[P, torch.device], Outcome]
-    uses_device: bool = True
-    worst_cases: tuple[Mapping[str, Any], ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def version(self) -> int:
+        return self.spec.version
+
+    @property
+    def uses_device(self) -> bool:
+        return self.spec.uses_device
+
+    @property
+    def params(self) -> type[P]:
+        return self.spec.params
+
+    @property
+    def outputs(self) -> Mapping[str, str]:
+        return self.spec.outputs
+
+    @property
+    def worst_cases(self) -> tuple[Mapping[str, Any], ...]:
+        return self.spec.worst_cases
 
     def validate(self, raw: object) -> P:
-        """Validate request parameters; missing ones take their defaults.
+        """Validate request parameters (:meth:`DemoSpec.validate`)."""
+        return self.spec.validate(raw)
 
-        Raises:
-            InvalidParams: one problem per bad parameter, each naming the
-                parameter and what it accepts.
-        """
-        try:
-            return self.params.model_validate(raw)
-        except ValidationError as error:
-            raise InvalidParams(problems_from_error(self.name, self.params, error)) from None
+    def info(self) -> DemoInfo:
+        """This demo's description for ``GET /demos``."""
+        return self.spec.info()
+
+    def smallest(self) -> P:
+        """The cheapest parameters (:meth:`DemoSpec.smallest`), to warm up and test edges."""
+        return self.spec.smallest()
 
     def run(self, params: P, device: torch.device) -> DemoResult:
         """Compute the demo on ``device`` and time it.
@@ -160,7 +151,7 @@ class Demo(Generic[P]):
             RuntimeError: the compute function reported an output the demo
                 does not declare (a bug in the demo, not in the request).
         """
-        where = device if self.uses_device else torch.device("cpu")
+        where = device if self.spec.uses_device else torch.device("cpu")
         start = time.perf_counter()
         with torch.inference_mode():
             outcome = self.compute(params, where)
@@ -171,7 +162,7 @@ class Demo(Generic[P]):
             raise RuntimeError(f"{self.name} reported undeclared outputs {sorted(undeclared)}")
         return DemoResult(
             demo=self.name,
-            version=self.version,
+            version=self.spec.version,
             params=params.model_dump(mode="json"),
             device=where.type,
             outputs=outcome.outputs,
@@ -179,30 +170,4 @@ class Demo(Generic[P]):
             series=outcome.series,
             notes=outcome.notes,
             elapsed_ms=elapsed_ms,
-        )
-
-    def info(self) -> DemoInfo:
-        """This demo's description for ``GET /demos``."""
-        return DemoInfo(
-            name=self.name,
-            version=self.version,
-            title=self.title,
-            description=self.description,
-            seeded="seed" in self.params.model_fields,
-            params=param_specs(self.params),
-            outputs=dict(self.outputs),
-        )
-
-    def smallest(self) -> P:
-        """The cheapest parameters: every bounded number at its minimum.
-
-        Used to warm the worker up at start-up (the first call of each torch
-        kernel pays a one-time set-up cost) and to test the edge of each range.
-        """
-        return self.validate(
-            {
-                spec.name: spec.minimum
-                for spec in param_specs(self.params)
-                if spec.minimum is not None and spec.choices is None and spec.name != "seed"
-            }
         )

@@ -4,10 +4,10 @@ import torch
 
 
 def resolve_device(setting: str) -> torch.device:
-    """Turn the ``worker_device`` setting into a torch device.
+    """Turn the ``WorkerSettings.device`` setting (``QUIZLAB_WORKER_DEVICE``) into a torch device.
 
     Args:
-        setting: ``Settings.worker_device``: ``"auto"`` (CUDA when torch sees
+        setting: ``WorkerSettings.device``: ``"auto"`` (CUDA when torch sees
             a GPU, else CPU), ``"cpu"`` or ``"cuda"``.
 
     Returns:

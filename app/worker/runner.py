@@ -14,8 +14,8 @@ from typing import Any
 
 import torch
 
+from app.demos.params import DemoParams
 from app.worker.demo import Demo, DemoResult
-from app.worker.params import DemoParams
 
 
 class WorkerBusy(Exception):

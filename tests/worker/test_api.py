@@ -7,11 +7,11 @@ import pytest
 import torch
 from fastapi.testclient import TestClient
 
+from app.demos.params import DemoParams
 from app.settings import get_settings
 from app.worker.api import create_worker_app, get_runner
 from app.worker.demo import Demo, DemoResult
 from app.worker.demos import DEMOS
-from app.worker.params import DemoParams
 from app.worker.runner import WorkerBusy
 
 

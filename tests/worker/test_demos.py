@@ -10,9 +10,9 @@ import pytest
 import torch
 
 import app.worker
+from app.demos.params import param_specs
 from app.worker.demo import Demo
 from app.worker.demos import DEMOS, UnknownDemo, get_demo
-from app.worker.params import param_specs
 from tests.worker.conftest import SMALL, RunDemo
 
 SEEDED = [name for name, demo in DEMOS.items() if "seed" in demo.params.model_fields]

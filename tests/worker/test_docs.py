@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from app.demos.params import Scalar, param_specs
 from app.settings import PROJECT_ROOT
 from app.worker.demo import Demo
 from app.worker.demos import DEMOS
-from app.worker.params import Scalar, param_specs
 
 DOCS = PROJECT_ROOT / "docs" / "demos.md"
 

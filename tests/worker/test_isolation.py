@@ -129,7 +129,7 @@ def test_the_scan_sees_through_functions_but_not_type_checking() -> None:
     assert visitor.lazy == [(6, "app.worker.api"), (7, "torch.nn")]
 
 
-@pytest.mark.parametrize("module", ["app.worker", "app.main", "app.cli"])
+@pytest.mark.parametrize("module", ["app.worker", "app.web", "app.cli.commands"])
 def test_importing_leaves_torch_unloaded(module: str) -> None:
     code = (
         "import importlib.util, sys\n"

@@ -2,8 +2,9 @@
 
 import pytest
 
+from app.demos import demo_spec
+from app.demos.params import InvalidParams, ParamProblem
 from app.worker.demos import get_demo
-from app.worker.params import InvalidParams, ParamProblem
 
 
 def problems(name: str, raw: object) -> list[ParamProblem]:
@@ -71,10 +72,19 @@ def test_a_body_that_is_not_an_object() -> None:
     assert "JSON object" in problem.message
 
 
-def test_form_strings_are_accepted() -> None:
-    # An HTML form posts strings; integer choices must accept them too.
-    params = get_demo("quantized_k").validate({"bits": "4", "d": "64"})
-    assert (params.bits, params.d) == (4, 64)
+def test_form_strings_are_typed_by_the_spec_not_the_worker() -> None:
+    # An HTML form posts strings: the web server types them (DemoSpec.resolve)
+    # before they reach the worker, whose JSON API is strict.
+    assert demo_spec("quantized_k").resolve({"bits": "4", "d": "64"})["bits"] == 4
+    [problem] = problems("quantized_k", {"bits": "4"})
+    assert problem.message == 'bits must be one of 8, 4, got "4"'
+
+
+@pytest.mark.parametrize("value", [True, False, "128", 128.0])
+def test_json_types_are_strict(value: object) -> None:
+    # A JSON true is not the integer 1 (docs/demos.md promises 422 for a wrong type).
+    [problem] = problems("score_variance", {"d_k": value})
+    assert problem.param == "d_k"
 
 
 class TestBudgets:

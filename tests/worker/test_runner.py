@@ -9,8 +9,9 @@ from typing import Any, TypeVar
 import pytest
 import torch
 
+from app.demos.params import DemoParams
+from app.demos.spec import DemoSpec
 from app.worker.demo import Demo, Outcome
-from app.worker.params import DemoParams
 from app.worker.runner import DemoRunner, WorkerBusy
 
 T = TypeVar("T")
@@ -51,12 +52,14 @@ class Gate:
 
 def gated_demo(gate: Gate) -> Demo[NoParams]:
     return Demo(
-        name="gated",
-        version=1,
-        title="Gated",
-        description="Blocks until released.",
-        params=NoParams,
-        outputs={"value": "Always 1."},
+        spec=DemoSpec(
+            name="gated",
+            version=1,
+            title="Gated",
+            description="Blocks until released.",
+            params=NoParams,
+            outputs={"value": "Always 1."},
+        ),
         compute=gate,
     )
 
@@ -130,12 +133,14 @@ def test_each_demo_computes_with_the_configured_torch_threads() -> None:
         return Outcome(outputs={"value": 1.0})
 
     demo = Demo(
-        name="threads",
-        version=1,
-        title="Threads",
-        description="Records torch's thread count.",
-        params=NoParams,
-        outputs={"value": "Always 1."},
+        spec=DemoSpec(
+            name="threads",
+            version=1,
+            title="Threads",
+            description="Records torch's thread count.",
+            params=NoParams,
+            outputs={"value": "Always 1."},
+        ),
         compute=record,
     )
     before = torch.get_num_threads()
@@ -153,12 +158,14 @@ def test_warm_up_runs_each_demo_once_in_a_thread() -> None:
 
     demos = [
         Demo(
-            name=f"demo_{index}",
-            version=1,
-            title="Demo",
-            description="Records its thread.",
-            params=NoParams,
-            outputs={"value": "Always 1."},
+            spec=DemoSpec(
+                name=f"demo_{index}",
+                version=1,
+                title="Demo",
+                description="Records its thread.",
+                params=NoParams,
+                outputs={"value": "Always 1."},
+            ),
             compute=record,
         )
         for index in range(3)

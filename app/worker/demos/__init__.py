@@ -1,11 +1,13 @@
-"""Every demo the worker runs, by name.
+"""Every demo the worker runs, by name: each spec of ``app.demos`` with its computation.
 
-Add a demo by writing its module here and listing its :class:`Demo` in
-:data:`DEMOS`; ``docs/demos.md`` must describe it (a test checks).
+Add a demo by writing its spec in ``app/demos/specs/`` and its compute module
+here, then listing it in :data:`DEMOS`; ``docs/demos.md`` must describe it
+(a test checks), and a test fails when this list and the catalog differ.
 """
 
 from typing import Any
 
+from app.demos.catalog import UnknownDemo
 from app.worker.demo import Demo
 from app.worker.demos.divisor import DIVISOR
 from app.worker.demos.kv_cache import KV_CACHE
@@ -33,14 +35,6 @@ DEMOS: dict[str, Demo[Any]] = {
         KV_CACHE,
     )
 }
-
-
-class UnknownDemo(LookupError):
-    """No demo has this name; the message lists the ones that exist."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(f"unknown demo '{name}': the demos are {', '.join(DEMOS)}")
-        self.name = name
 
 
 def get_demo(name: str) -> Demo[Any]:

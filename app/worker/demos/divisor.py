@@ -7,31 +7,13 @@ names its source: check it again before publishing a card that quotes it.
 
 import math
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import get_args
 
 import torch
-from pydantic import Field
 
+from app.demos.specs import divisor as spec
+from app.demos.specs.divisor import DivisorParams, ModelName
 from app.worker.demo import Demo, Outcome, Series
-from app.worker.params import DemoParams
-
-ModelName = Literal[
-    "transformer-base",
-    "bert-base",
-    "llama-3-70b",
-    "mistral-7b",
-    "mixtral-8x7b",
-    "mistral-nemo-12b",
-    "gemma-7b",
-    "gemma-2-9b",
-    "gemma-2-27b",
-    "gemma-3-27b",
-    "gemma-4",
-    "deepseek-v3",
-    "deepseek-v3-yarn",
-    "grok-1",
-    "t5",
-]
 
 
 @dataclass(frozen=True)
@@ -175,10 +157,6 @@ MODELS: dict[ModelName, ModelScale] = {
 }
 
 
-class DivisorParams(DemoParams):
-    model: ModelName = Field("llama-3-70b", title="Model", description="A model from the table.")
-
-
 def compute_divisor(params: DivisorParams, device: torch.device) -> Outcome:
     """Look the model up and derive its multiplier and the naive sqrt(head_dim)."""
     entry = MODELS[params.model]
@@ -207,22 +185,4 @@ def compute_divisor(params: DivisorParams, device: torch.device) -> Outcome:
     )
 
 
-DIVISOR = Demo(
-    name="divisor",
-    version=1,
-    title="What real models divide q·k by",
-    description="The effective score divisor of published models, with sources: most use "
-    "sqrt(head_dim), some do not.",
-    params=DivisorParams,
-    outputs={
-        "divisor": "Effective divisor of q·k (1 / multiplier).",
-        "multiplier": "What the scores are multiplied by.",
-        "head_dim": "Query/key head dimension, where known.",
-        "sqrt_head_dim": "sqrt(head_dim): the textbook divisor, for comparison.",
-        "hidden_over_heads": "hidden size / query heads: not always head_dim.",
-        "softcap": "c in c·tanh(x/c) applied to the scores, if the model caps them.",
-    },
-    compute=compute_divisor,
-    uses_device=False,
-    worst_cases=({"model": "deepseek-v3-yarn"},),
-)
+DIVISOR = Demo(spec=spec.DIVISOR, compute=compute_divisor)

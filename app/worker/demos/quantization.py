@@ -8,30 +8,14 @@ mean(Δ²)/12: the 1/sqrt(d) and the d components cancel.
 """
 
 import math
-from typing import Literal
 
 import torch
-from pydantic import Field
 
+from app.demos.specs import quantization as spec
+from app.demos.specs.quantization import QuantizedKParams
 from app.worker.demo import Demo, Outcome
 from app.worker.demos._common import histogram
 from app.worker.device import seeded
-from app.worker.params import DemoParams, Seed
-
-
-class QuantizedKParams(DemoParams):
-    d: int = Field(128, ge=16, le=512, title="d", description="Head dimension.")
-    keys: int = Field(4096, ge=16, le=8192, title="Keys", description="Cached keys (tokens).")
-    queries: int = Field(
-        64, ge=1, le=256, title="Queries", description="Queries scored against them."
-    )
-    bits: Literal[8, 4] = Field(8, title="Bits", description="int8 (qmax 127) or int4 (qmax 7).")
-    granularity: Literal["per_token", "per_tensor"] = Field(
-        "per_token",
-        title="Scale granularity",
-        description="One absmax scale per key (token), or one for the whole tensor.",
-    )
-    seed: Seed = 0
 
 
 def quantize(k: torch.Tensor, *, bits: int, per_token: bool) -> tuple[torch.Tensor, torch.Tensor]:
@@ -90,20 +74,4 @@ def _correlation(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((centred_a @ centred_b) / (centred_a.norm() * centred_b.norm()))
 
 
-QUANTIZED_K = Demo(
-    name="quantized_k",
-    version=1,
-    title="Quantising the K cache to int8 or int4",
-    description="Absmax-quantises random keys and measures the error it adds to scaled scores "
-    "against the uniform-rounding prediction mean(Δ²)/12.",
-    params=QuantizedKParams,
-    outputs={
-        "error_variance": "Variance of the error in q·k/sqrt(d) from quantising K.",
-        "correlation": "Correlation of quantised with exact scores.",
-        "max_abs_error": "Largest score error.",
-        "mean_step_sq": "mean(Δ²), Δ = absmax / qmax.",
-        "score_variance": "Variance of the exact scaled scores.",
-    },
-    compute=compute,
-    worst_cases=({"d": 512, "keys": 8192, "queries": 256, "bits": 4},),
-)
+QUANTIZED_K = Demo(spec=spec.QUANTIZED_K, compute=compute)

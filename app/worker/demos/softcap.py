@@ -8,21 +8,12 @@ the identity (x − x³/(3c²)); far out it flattens to ±c and its slope
 import math
 
 import torch
-from pydantic import Field
 
+from app.demos.specs import softcap as spec
+from app.demos.specs.softcap import SoftcapParams
 from app.worker.demo import Demo, Outcome, Series
-from app.worker.params import DemoParams
 
 CURVE_POINTS = 121
-
-
-class SoftcapParams(DemoParams):
-    cap: float = Field(
-        50.0, ge=1.0, le=1000.0, title="Cap c", description="50 in Gemma 2, 30 in Grok-1."
-    )
-    x: float = Field(
-        100.0, ge=-10_000.0, le=10_000.0, title="Score x", description="The score to cap."
-    )
 
 
 def softcap(x: torch.Tensor, cap: float) -> torch.Tensor:
@@ -67,18 +58,4 @@ def compute(params: SoftcapParams, device: torch.device) -> Outcome:
     )
 
 
-SOFTCAP = Demo(
-    name="softcap",
-    version=1,
-    title="Logit soft-capping",
-    description="c·tanh(x/c) as Gemma 2 (c = 50) and Grok-1 (c = 30) apply it to attention "
-    "scores: close to x for small scores, bounded by c for large ones.",
-    params=SoftcapParams,
-    outputs={
-        "capped": "c·tanh(x/c).",
-        "reduction": "x − c·tanh(x/c).",
-        "slope": "d/dx of the cap, 1 − tanh²(x/c): the gradient that still flows.",
-    },
-    compute=compute,
-    worst_cases=({"cap": 1000.0, "x": 10_000.0},),
-)
+SOFTCAP = Demo(spec=spec.SOFTCAP, compute=compute)

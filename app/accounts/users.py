@@ -1,0 +1,264 @@
+"""Accounts: users who sign in with a password, admins, invite links.
+
+Used when ``QUIZLAB_AUTH=accounts``. Passwords are hashed with Argon2id
+(argon2-cffi's defaults, RFC 9106's low-memory profile); the database keeps
+only the hash. An invite link's token is kept as its SHA-256, so the table
+never holds a usable link.
+
+Switching a single-user install to accounts loses nothing: the first admin
+created (``quizlab user add NAME --admin``) *becomes* the local user, renamed
+and given a password, so every progress row already names them.
+
+Functions take a :class:`~sqlalchemy.orm.Session` and commit their own change;
+they know nothing of HTTP. Errors a person can cause raise :class:`AccountError`
+with a message that says what to fix.
+"""
+
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+from sqlmodel import col
+
+from app.storage.database import LOCAL_USER
+from app.storage.models import Invite, User
+
+MIN_PASSWORD = 10
+MAX_PASSWORD = 1024
+INVITE_DAYS = 7
+NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{1,39}$")
+
+_hasher = PasswordHasher()
+# Verified when the name is unknown, so a wrong name costs as long as a wrong password.
+_DUMMY_HASH = _hasher.hash(secrets.token_urlsafe(16))
+
+
+class AccountError(ValueError):
+    """Something a person asked for that cannot be done; the message says why."""
+
+
+class NameTaken(AccountError):
+    pass
+
+
+@dataclass(frozen=True)
+class Account:
+    """A signed-in user as a request sees them."""
+
+    id: int
+    name: str
+    is_admin: bool
+
+
+def hash_password(password: str) -> str:
+    return _hasher.hash(password)
+
+
+def stamp(password_hash: str | None) -> str:
+    """A short digest of the hash: stored in the session, it changes with the password."""
+    return hashlib.sha256((password_hash or "").encode()).hexdigest()[:16]
+
+
+def check_name(name: str) -> str:
+    name = name.strip().lower()
+    if not NAME.fullmatch(name):
+        raise AccountError(
+            "A name is 2 to 40 characters: lower-case letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit."
+        )
+    if name == LOCAL_USER:
+        raise AccountError(f"'{LOCAL_USER}' is reserved for the single-user mode: pick another.")
+    return name
+
+
+def check_password(password: str, repeated: str | None = None) -> str:
+    if repeated is not None and password != repeated:
+        raise AccountError("The two passwords differ: type the same password twice.")
+    if len(password) < MIN_PASSWORD:
+        raise AccountError(f"A password has at least {MIN_PASSWORD} characters.")
+    if len(password) > MAX_PASSWORD:
+        raise AccountError(f"A password has at most {MAX_PASSWORD} characters.")
+    return password
+
+
+def _by_name(session: Session, name: str) -> User | None:
+    return session.scalar(select(User).where(col(User.name) == name))
+
+
+def create_user(
+    session: Session, *, name: str, password: str, is_admin: bool = False, now: datetime
+) -> User:
+    """Add a user; the first admin on an install with a local user takes over its progress."""
+    name = check_name(name)
+    check_password(password)
+    if _by_name(session, name) is not None:
+        raise NameTaken(f"There is already a user called '{name}': pick another name.")
+    user = None
+    if is_admin and not has_admin(session):
+        user = local_user(session)
+        if user is not None:
+            user.name = name
+    if user is None:
+        user = User(name=name, created_at=now)
+        session.add(user)
+    user.password_hash = hash_password(password)
+    user.is_admin = is_admin
+    user.disabled = False
+    session.commit()
+    return user
+
+
+def user_id(session: Session, name: str) -> int | None:
+    """The id of the user called ``name``, if any."""
+    user = _by_name(session, name.strip().lower())
+    return user.id if user is not None else None
+
+
+def local_user(session: Session) -> User | None:
+    """The single-user install's user, if there is one."""
+    return _by_name(session, LOCAL_USER)
+
+
+def has_admin(session: Session) -> bool:
+    count = session.scalar(
+        select(func.count()).select_from(User).where(col(User.is_admin).is_(True))
+    )
+    return bool(count)
+
+
+def authenticate(session: Session, *, name: str, password: str) -> User | None:
+    """The user if ``name`` and ``password`` match an enabled account, else None.
+
+    Unknown names and disabled users cost one Argon2 verification too, so the
+    time taken does not tell which names exist.
+    """
+    user = _by_name(session, name.strip().lower()[:100])
+    password = password[:MAX_PASSWORD]
+    stored = user.password_hash if user is not None and user.password_hash else _DUMMY_HASH
+    try:
+        _hasher.verify(stored, password)
+        ok = stored is not _DUMMY_HASH
+    except (VerificationError, InvalidHashError):
+        ok = False
+    if not ok or user is None or user.disabled:
+        return None
+    if _hasher.check_needs_rehash(stored):
+        user.password_hash = hash_password(password)
+        session.commit()
+    return user
+
+
+def active_account(session: Session, *, user_id: int, session_stamp: str) -> Account | None:
+    """The account a session names, if it is enabled and its password has not changed since."""
+    user = session.get(User, user_id)
+    if user is None or user.disabled or user.password_hash is None:
+        return None
+    if not secrets.compare_digest(stamp(user.password_hash), session_stamp):
+        return None
+    assert user.id is not None
+    return Account(id=user.id, name=user.name, is_admin=user.is_admin)
+
+
+def change_password(
+    session: Session, *, user_id: int, current: str, new: str, repeated: str
+) -> str:
+    """Set a new password after checking the current one; returns the new session stamp."""
+    user = session.get(User, user_id)
+    if user is None or user.password_hash is None:
+        raise AccountError("This account has no password to change.")
+    try:
+        _hasher.verify(user.password_hash, current)
+    except (VerificationError, InvalidHashError):
+        raise AccountError("The current password is wrong: nothing was changed.") from None
+    check_password(new, repeated)
+    user.password_hash = hash_password(new)
+    session.commit()
+    return stamp(user.password_hash)
+
+
+def set_disabled(session: Session, *, name: str, disabled: bool, by: int) -> User:
+    """Disable or enable a user; a disabled user's sessions end at their next request."""
+    user = _by_name(session, name)
+    if user is None or user.password_hash is None:
+        raise LookupError(f"There is no user called '{name}'.")
+    if user.id == by and disabled:
+        raise AccountError("You cannot disable your own account: ask another admin.")
+    user.disabled = disabled
+    session.commit()
+    return user
+
+
+def users(session: Session) -> list[User]:
+    return list(
+        session.scalars(
+            select(User).where(col(User.password_hash).is_not(None)).order_by(col(User.name))
+        )
+    )
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def create_invite(session: Session, *, by: int, is_admin: bool, now: datetime) -> str:
+    """A new invite; returns the token for the link (shown once, never stored)."""
+    token = secrets.token_urlsafe(32)
+    session.add(
+        Invite(
+            token_hash=_token_hash(token),
+            is_admin=is_admin,
+            created_by=by,
+            created_at=now,
+            expires_at=now + timedelta(days=INVITE_DAYS),
+        )
+    )
+    session.commit()
+    return token
+
+
+def open_invite(session: Session, token: str, *, now: datetime) -> Invite:
+    """The unused, unexpired invite for ``token``; LookupError otherwise."""
+    invite = session.scalar(select(Invite).where(col(Invite.token_hash) == _token_hash(token)))
+    if invite is None or invite.used_at is not None or invite.expires_at <= now:
+        raise LookupError("This invite link is unknown, used or expired: ask for a new one.")
+    return invite
+
+
+def accept_invite(
+    session: Session, token: str, *, name: str, password: str, repeated: str, now: datetime
+) -> User:
+    """Create the invited user and use the invite up, in one transaction."""
+    invite = open_invite(session, token, now=now)
+    name = check_name(name)
+    check_password(password, repeated)
+    if _by_name(session, name) is not None:
+        raise NameTaken(f"There is already a user called '{name}': pick another name.")
+    # A conditional UPDATE: of two people opening the same link at once, one wins.
+    used = session.execute(
+        Invite.__table__.update()  # type: ignore[attr-defined]
+        .where(Invite.__table__.c.id == invite.id)  # type: ignore[attr-defined]
+        .where(Invite.__table__.c.used_at.is_(None))  # type: ignore[attr-defined]
+        .values(used_at=now)
+    )
+    if used.rowcount != 1:  # type: ignore[attr-defined]
+        session.rollback()
+        raise LookupError("This invite link is unknown, used or expired: ask for a new one.")
+    user = User(
+        name=name,
+        created_at=now,
+        password_hash=hash_password(password),
+        is_admin=invite.is_admin,
+    )
+    session.add(user)
+    session.commit()
+    return user
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,59 @@
+"""Every demo the worker offers, by name, as both processes know it.
+
+The worker pairs each spec with its computation (``app/worker/demos``); the
+web server reads the same specs to check cards and build forms. Adding a demo
+means a spec module in ``app/demos/specs/``, listed here, and a compute module
+in the worker (a test fails when the two lists differ).
+"""
+
+from typing import Any
+
+from app.demos.spec import DemoSpec
+from app.demos.specs import (
+    divisor,
+    kv_cache,
+    quantization,
+    rope,
+    saturation,
+    sdpa,
+    softcap,
+    softmax,
+    variance,
+)
+
+CATALOG: dict[str, DemoSpec[Any]] = {
+    spec.name: spec
+    for spec in (
+        variance.SCORE_VARIANCE,
+        saturation.SOFTMAX_SATURATION,
+        saturation.TEMPERATURE,
+        rope.ROPE,
+        quantization.QUANTIZED_K,
+        softmax.ONLINE_SOFTMAX,
+        softmax.STABLE_SOFTMAX,
+        sdpa.SDPA,
+        softcap.SOFTCAP,
+        divisor.DIVISOR,
+        kv_cache.KV_CACHE,
+    )
+}
+
+
+class UnknownDemo(ValueError):
+    """No demo has this name; the message lists the ones that exist."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"unknown demo '{name}': the demos are {', '.join(CATALOG)}")
+        self.name = name
+
+
+def demo_spec(name: str) -> DemoSpec[Any]:
+    """The demo called ``name``.
+
+    Raises:
+        UnknownDemo: no demo has that name.
+    """
+    try:
+        return CATALOG[name]
+    except KeyError:
+        raise UnknownDemo(name) from None

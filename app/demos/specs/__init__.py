@@ -1,0 +1,1 @@
+"""One module per demo topic: each demo's parameters model and :class:`DemoSpec`."""

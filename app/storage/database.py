@@ -1,0 +1,148 @@
+"""The database: engine, sessions, migrations and the local user.
+
+:class:`Database` wraps one SQLAlchemy engine for a URL (a SQLite file by
+default, PostgreSQL when ``QUIZLAB_DATABASE_URL`` names one). The schema is
+only ever changed by the Alembic migrations in ``app/storage/migrations``, applied by
+:meth:`Database.upgrade` at start-up and by ``quizlab db upgrade``.
+"""
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, create_engine, event, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.sql.dml import Insert
+from sqlmodel import col
+
+from app.storage.models import User
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+LOCAL_USER = "local"
+# Seconds a SQLite writer waits for another writer before giving up: grades are
+# short transactions, so a few seconds covers any real contention.
+SQLITE_BUSY_TIMEOUT_MS = 5_000
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    # WAL lets pages read while a grade writes; NORMAL sync is safe with WAL
+    # (a power cut can lose the last commits, never corrupt the file).
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.close()
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url``; for a SQLite file, creates its folder and sets the pragmas."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        # Sessions move between FastAPI's worker threads, one thread at a time.
+        engine = create_engine(url, connect_args={"check_same_thread": False})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def alembic_config(connection: Connection | None = None, url: str | None = None) -> Config:
+    """Alembic's configuration, built in code: no alembic.ini to keep next to the app."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if url is not None:
+        # ConfigParser treats % as interpolation; URLs may contain %-escapes.
+        config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str | None:
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+class Database:
+    """One database: the engine, a session factory, and the id of the local user."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = make_engine(url)
+        self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._local_user_id: int | None = None
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    def upgrade(self, revision: str = "head") -> None:
+        """Apply the migrations up to ``revision``; a no-op when already there."""
+        with self.engine.begin() as connection:
+            if self.dialect == "postgresql":
+                # Server processes starting together: one migrates, the others wait for it.
+                connection.exec_driver_sql("SELECT pg_advisory_xact_lock(5172603)")
+            command.upgrade(alembic_config(connection), revision)
+
+    def prepare(self) -> None:
+        """Apply the migrations and look up the local user: all a request needs, done once."""
+        self.upgrade()
+        _ = self.local_user_id
+
+    def current_revision(self) -> str | None:
+        with self.engine.connect() as connection:
+            return MigrationContext.configure(connection).get_current_revision()
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        with self.sessions() as session:
+            yield session
+
+    @property
+    def local_user_id(self) -> int:
+        """The id of the one user of a single-user install, created on first use."""
+        if self._local_user_id is None:
+            with self.session() as session:
+                user_id = session.scalar(select(col(User.id)).where(col(User.name) == LOCAL_USER))
+                if user_id is None:
+                    user = User(name=LOCAL_USER, created_at=datetime.now(UTC))
+                    session.add(user)
+                    session.commit()
+                    user_id = user.id
+                assert user_id is not None
+                self._local_user_id = user_id
+        return self._local_user_id
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def upsert(
+    dialect: str,
+    table: Any,
+    values: Mapping[str, Any],
+    *,
+    keys: list[str],
+    add: list[str],
+    replace: tuple[str, ...] = (),
+) -> Insert:
+    """INSERT a row; if one with the same ``keys`` exists, add to its ``add`` columns instead.
+
+    Columns named in ``replace`` take the new value; the others keep theirs.
+    Both databases do this in one atomic statement, so two grades recorded at
+    once both count.
+    """
+    builder = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    statement = builder(table).values(**values)
+    excluded = statement.excluded
+    updates = {name: table.c[name] + excluded[name] for name in add}
+    updates |= {name: excluded[name] for name in replace}
+    return statement.on_conflict_do_update(index_elements=keys, set_=updates)

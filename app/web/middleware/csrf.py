@@ -1,0 +1,194 @@
+"""CSRF protection: every state-changing request carries the session's token.
+
+A synchronizer token: the token lives in the signed session cookie
+(:mod:`app.web.middleware.sessions`), which another site can neither read nor set, and each
+page repeats it in ``<meta name="csrf-token">`` and in a hidden ``csrf_token``
+field of every POST form. ``static/app.js`` copies the meta tag into the
+``X-CSRF-Token`` header of each htmx request; a plain form sends the field,
+and a file upload sends it as its first part.
+A POST, PUT, PATCH or DELETE whose token does not match gets 403 and reaches
+no route, so nothing is stored.
+
+Cached pages (the card page, :mod:`app.web.pagecache`) are rendered with
+:data:`PLACEHOLDER` in place of the token; :func:`personalise` swaps in the
+session's token on the way out, so the cache never holds anyone's token.
+"""
+
+import hmac
+import re
+from urllib.parse import parse_qs
+
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.web.middleware.sessions import session_of
+
+HEADER = b"x-csrf-token"
+FIELD = "csrf_token"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+# Same length as a token (43 characters), so swapping it in keeps Content-Length right.
+PLACEHOLDER = "csrf-placeholder-".ljust(43, "0")
+RENDER_KEY = "quizlab.csrf_render"
+# Forms here are short (an answer is at most 20,000 characters); a longer body is refused.
+MAX_FORM_BYTES = 1_000_000
+# Uploads (a progress file on the stats page) may be larger. 16 MB (some 40,000
+# reviews) peaks near 210 MB in the web process, inside a 256 MB replica
+# (docs/self-hosting.md); bigger files go through `quizlab progress import`.
+# Only the first part, the token, is read here.
+MAX_UPLOAD_BYTES = 16_000_000
+FIRST_PART_BYTES = 16_384
+MESSAGE = "This form has expired or did not come from this site: reload the page and send it again."
+
+
+def token_for_render(scope: Scope) -> str:
+    """The token a template writes: the session's, or the placeholder for a cached page."""
+    override = scope.get(RENDER_KEY)
+    if isinstance(override, str):
+        return override
+    return session_of(scope).csrf
+
+
+def personalise(body: bytes, scope: Scope) -> bytes:
+    """A cached page with the session's token in place of :data:`PLACEHOLDER`."""
+    return body.replace(PLACEHOLDER.encode(), session_of(scope).csrf.encode())
+
+
+def _matches(sent: str | None, expected: str) -> bool:
+    return sent is not None and hmac.compare_digest(sent.encode(), expected.encode())
+
+
+class CSRFMiddleware:
+    """Refuses unsafe requests without the session's token (header or form field)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in SAFE_METHODS:
+            await self.app(scope, receive, send)
+            return
+        expected = session_of(scope).csrf
+        headers = dict(scope["headers"])
+        header = headers.get(HEADER)
+        if header is not None:
+            if _matches(header.decode("latin-1"), expected):
+                await self.app(scope, receive, send)
+            else:
+                await PlainTextResponse(MESSAGE, 403)(scope, receive, send)
+            return
+        content_type = headers.get(b"content-type", b"")
+        if content_type.split(b";")[0].strip().lower() == b"multipart/form-data":
+            await self._upload(scope, receive, send, content_type, headers, expected)
+            return
+        # No header: a plain form. Read the body, find the field, then replay the body.
+        content_type = content_type.split(b";")[0].strip()
+        messages: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            size += len(message.get("body", b""))
+            if size > MAX_FORM_BYTES:
+                await PlainTextResponse("This form is too large.", 413)(scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+        sent = None
+        if content_type == b"application/x-www-form-urlencoded":
+            body = b"".join(m.get("body", b"") for m in messages)
+            try:
+                values = parse_qs(body.decode("latin-1"), max_num_fields=1000).get(FIELD)
+            except ValueError:  # too many fields
+                values = None
+            sent = values[0] if values else None
+        if not _matches(sent, expected):
+            await PlainTextResponse(MESSAGE, 403)(scope, receive, send)
+            return
+        await self.app(scope, _replay(messages, receive), send)
+
+    async def _upload(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        content_type: bytes,
+        headers: dict[bytes, bytes],
+        expected: str,
+    ) -> None:
+        """A file upload: only its first part is read here, and it must be the token.
+
+        Browsers send a form's fields in document order, so a form whose hidden
+        token comes first passes; the file itself streams on to the route.
+        """
+        try:
+            length = int(headers.get(b"content-length", b""))
+        except ValueError:
+            await PlainTextResponse("Send the upload with a Content-Length.", 411)(
+                scope, receive, send
+            )
+            return
+        if length > MAX_UPLOAD_BYTES:
+            too_large = (
+                f"This file is too large: at most {MAX_UPLOAD_BYTES // 1_000_000} MB here. "
+                "Import a larger one with `quizlab progress import` on the server."
+            )
+            await PlainTextResponse(too_large, 413)(scope, receive, send)
+            return
+        boundary = _boundary(content_type)
+        messages: list[Message] = []
+        prefix = b""
+        sent = None
+        while boundary is not None:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            prefix += message.get("body", b"")
+            part = _first_part(prefix, boundary)
+            if part is not None:
+                sent = part[1] if part[0] == FIELD else None
+                break
+            if len(prefix) > FIRST_PART_BYTES or not message.get("more_body", False):
+                break
+        if not _matches(sent, expected):
+            await PlainTextResponse(MESSAGE, 403)(scope, receive, send)
+            return
+        await self.app(scope, _replay(messages, receive), send)
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """A receive that gives back the messages already read, then the rest of the body."""
+
+    async def replay() -> Message:
+        if messages:
+            return messages.pop(0)
+        return await receive()
+
+    return replay
+
+
+_BOUNDARY = re.compile(rb'boundary="?([^";]{1,200})"?', re.IGNORECASE)
+_PART_NAME = re.compile(rb'content-disposition:[ \t]*form-data;[ \t]*name="([^"]*)"', re.IGNORECASE)
+
+
+def _boundary(content_type: bytes) -> bytes | None:
+    found = _BOUNDARY.search(content_type)
+    return found.group(1) if found else None
+
+
+def _first_part(body: bytes, boundary: bytes) -> tuple[str, str] | None:
+    """The name and value of a multipart body's first part, once ``body`` holds all of it."""
+    opening = b"--" + boundary + b"\r\n"
+    if not body.startswith(opening):
+        return ("", "") if len(body) >= len(opening) else None
+    head_end = body.find(b"\r\n\r\n", len(opening))
+    if head_end < 0:
+        return None
+    end = body.find(b"\r\n--" + boundary, head_end + 4)
+    if end < 0:
+        return None
+    name = _PART_NAME.search(body[len(opening) : head_end])
+    value = body[head_end + 4 : end]
+    return (name.group(1).decode("latin-1") if name else "", value.decode("latin-1"))

@@ -1,0 +1,69 @@
+"""``GET /healthz``: whether this web process can serve pages, for container healthchecks.
+
+It answers 200 once start-up has loaded the cards and migrated the database,
+and 503 while the database does not answer. It does not ask the demo worker:
+without one the site still works and live numbers read "unavailable".
+
+The image's ``HEALTHCHECK`` and compose.yaml call it with Python's urllib,
+so the image needs no curl.
+"""
+
+import asyncio
+import logging
+from typing import Literal
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+
+from app import __version__
+from app.content.library import Library
+from app.storage.database import Database
+
+logger = logging.getLogger(__name__)
+
+router = APIRouter()
+
+
+def ping(database: Database) -> None:
+    """One round trip to the database; raises SQLAlchemyError when it does not answer."""
+    with database.engine.connect() as connection:
+        connection.execute(text("SELECT 1"))
+
+
+class Health(BaseModel):
+    """What ``/healthz`` answers; in the OpenAPI schema so schemathesis checks it."""
+
+    status: Literal["ok", "unavailable"]
+    version: str
+    cards: int
+    database: str
+    detail: str | None = None
+
+
+@router.get(
+    "/healthz",
+    name="health",
+    response_model=Health,
+    responses={503: {"model": Health, "description": "The database did not answer."}},
+)
+async def health(request: Request) -> JSONResponse:
+    database: Database = request.app.state.db
+    library: Library = request.app.state.library
+    found = {
+        "version": __version__,
+        "cards": len(library.snapshot.cards),
+        "database": database.dialect,
+    }
+    try:
+        await asyncio.to_thread(ping, database)
+    except SQLAlchemyError as exc:
+        # The message can name hosts; the log keeps it, the public answer does not.
+        logger.warning("health check: the database did not answer: %s", exc)
+        return JSONResponse(
+            {"status": "unavailable", **found, "detail": "the database did not answer"},
+            status_code=503,
+        )
+    return JSONResponse({"status": "ok", **found})

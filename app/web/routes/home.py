@@ -1,0 +1,29 @@
+"""Home: the decks, and search as you type."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse
+
+from app.web.routes.deps import HtmxDep, SnapshotDep
+from app.web.templating import templates
+
+router = APIRouter()
+
+
+@router.get("/", response_class=HTMLResponse, name="home")
+async def home(
+    request: Request,
+    snapshot: SnapshotDep,
+    htmx: HtmxDep,
+    q: Annotated[str, Query(max_length=200)] = "",
+) -> HTMLResponse:
+    query = q.strip()
+    context = {
+        "decks": snapshot.decks,
+        "query": query,
+        "results": snapshot.search(query) if query else None,
+        "card_count": len(snapshot.cards),
+    }
+    template = "_search_results.html" if htmx else "home.html"
+    return templates.TemplateResponse(request, template, context)

@@ -1,0 +1,82 @@
+"""Live numbers and interactive demos: badges for a card, one demo's result."""
+
+import re
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse
+
+from app.demos.catalog import UnknownDemo
+from app.live.client import WorkerError, WorkerRejected
+from app.live.results import DemoView, LiveResults, demo_view
+from app.web.routes.deps import CardDep, HtmxDep
+from app.web.templating import templates
+
+router = APIRouter()
+
+_SLOT = re.compile(r"^[a-z0-9-]{1,120}$")
+RESERVED = {"_slot"}
+
+
+async def get_live(request: Request) -> LiveResults:
+    live: LiveResults = request.app.state.live
+    return live
+
+
+LiveDep = Annotated[LiveResults, Depends(get_live)]
+
+
+@router.get("/cards/{card_id}/live", response_class=HTMLResponse, name="card_live")
+async def card_live(request: Request, card: CardDep, live: LiveDep) -> HTMLResponse:
+    """Every live number of a card, run through the worker when not cached (htmx OOB swaps)."""
+    measurements = await live.check(card)
+    return templates.TemplateResponse(
+        request, "_live_badges.html", {"card": card, "measurements": measurements}
+    )
+
+
+@router.get("/demos/{demo_name}", response_class=HTMLResponse, name="demo")
+async def demo(
+    request: Request,
+    demo_name: str,
+    live: LiveDep,
+    htmx: HtmxDep,
+    slot: Annotated[str, Query(alias="_slot", max_length=120)] = "demo",
+) -> HTMLResponse:
+    """One demo with the parameters in the query string.
+
+    Over htmx: the result if it is ready, else a status fragment that asks
+    again shortly while the worker computes. As a full page: waits for it.
+    """
+    if not _SLOT.match(slot):
+        raise HTTPException(422, "_slot must be lowercase letters, digits and '-'.")
+    given = {k: v for k, v in request.query_params.items() if k not in RESERVED}
+    try:
+        view = demo_view(live, demo_name, dict(given), slot)
+    except UnknownDemo as exc:
+        raise HTTPException(404, f"{exc}.") from None
+    except ValueError as exc:  # a parameter out of bounds or of the wrong type
+        raise HTTPException(422, f"{exc}.") from None
+    context: dict[str, Any] = {"view": view, "error": None}
+    result = view.result
+    if result is None and htmx:
+        failure = live.take_failure(demo_name, view.params)
+        if failure is not None:
+            context["error"] = failure
+            return templates.TemplateResponse(
+                request, "_demo_result.html", context, status_code=503
+            )
+        if not live.running(demo_name, view.params):
+            live.start(demo_name, view.params)
+        return templates.TemplateResponse(request, "_demo_status.html", context)
+    if result is None:
+        try:
+            result = await live.result(demo_name, view.params, persist=False)
+        except WorkerRejected as exc:
+            raise HTTPException(422, str(exc)) from None
+        except WorkerError as exc:
+            context["error"] = str(exc)
+            return templates.TemplateResponse(request, "demo.html", context, status_code=503)
+    context["view"] = DemoView(view.spec, view.params, result, slot)
+    template = "_demo_result.html" if htmx else "demo.html"
+    return templates.TemplateResponse(request, template, context)
