@@ -7,9 +7,7 @@ import logging
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
-from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.gzip import GZipMiddleware
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.accounts.limits import LoginLimiter
 from app.content.library import Library
@@ -18,7 +16,7 @@ from app.live.results import LiveResults
 from app.settings import Settings, get_settings
 from app.storage.database import Database
 from app.storage.results import DatabaseResultStore
-from app.web.errors import http_exception_handler, validation_exception_handler
+from app.web import errors
 from app.web.middleware.auth import AccountMiddleware
 from app.web.middleware.csrf import CSRFMiddleware
 from app.web.middleware.security import SecurityHeadersMiddleware
@@ -98,8 +96,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(SessionMiddleware, secret=session_secret(settings))
     app.add_middleware(GZipMiddleware, minimum_size=500)
     app.add_middleware(SecurityHeadersMiddleware)
-    app.add_exception_handler(StarletteHTTPException, http_exception_handler)
-    app.add_exception_handler(RequestValidationError, validation_exception_handler)
+    errors.install(app)
     app.mount("/static", CachedStaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(health.router)
     app.include_router(home.router)

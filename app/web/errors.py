@@ -1,36 +1,68 @@
-"""Error pages: the right status code, and a message that says what to do."""
+"""Error pages: the right status code, and a message that says what to do.
 
-from fastapi import Request
+Every error a browser can meet renders the error page (or its htmx fragment)
+through :func:`error_page`: HTTP exceptions raised by routes, forms FastAPI
+cannot read, the domain errors in :data:`STATUS_OF`, refusals in middleware
+(CSRF, sign-in; they call :func:`error_page` themselves, since they run
+outside FastAPI's exception handling), and an unexpected crash (500).
+"""
+
+import logging
+
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from app.web.templating import templates
+from app.demos import InvalidParams, UnknownDemo
+from app.practice.progress import ProgressFileError
+from app.practice.review import ReviewConflict, ReviewError, UnknownItem
+from app.web.render import render
 
-_TITLES = {
+logger = logging.getLogger(__name__)
+
+TITLES = {
     400: "Bad request",
     401: "Sign in first",
     403: "Not allowed",
     404: "Not found",
     405: "Method not allowed",
     409: "Conflict",
+    411: "Length required",
+    413: "Too large",
     422: "Check what you sent",
     429: "Too many attempts",
+    500: "Something went wrong",
+    503: "Try again in a moment",
 }
 
+# Domain errors → HTTP status, most specific first: the one table routes and
+# handlers consult, so the same error has the same status everywhere.
+STATUS_OF: tuple[tuple[type[Exception], int], ...] = (
+    (UnknownItem, 404),
+    (ReviewConflict, 409),
+    (ReviewError, 422),
+    (UnknownDemo, 404),
+    (InvalidParams, 422),
+    (ProgressFileError, 422),
+)
 
-def _error_page(
+
+def status_of(error: Exception) -> int:
+    """The HTTP status of a domain error (422 for one the table does not name)."""
+    return next((status for kind, status in STATUS_OF if isinstance(error, kind)), 422)
+
+
+def error_page(
     request: Request, status: int, message: str, headers: dict[str, str] | None = None
 ) -> Response:
-    template = "_error.html" if request.headers.get("HX-Request") else "error.html"
-    return templates.TemplateResponse(
+    """The error page, or its fragment for htmx, with ``status``."""
+    context = {"status": status, "title": TITLES.get(status, "Error"), "message": message}
+    return render(
         request,
-        template,
-        {
-            "status": status,
-            "title": _TITLES.get(status, "Something went wrong"),
-            "message": message,
-        },
+        "error.html",
+        context,
+        fragment="_error.html",
         status_code=status,
         headers=headers,
     )
@@ -38,7 +70,12 @@ def _error_page(
 
 async def http_exception_handler(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
-    return _error_page(request, exc.status_code, exc.detail, getattr(exc, "headers", None))
+    detail = exc.detail
+    if exc.status_code == 404 and detail == "Not Found":
+        detail = "There is no page at this address. The decks are on the home page."
+    elif exc.status_code == 405 and detail == "Method Not Allowed":
+        detail = "This address does not take that kind of request."
+    return error_page(request, exc.status_code, detail, getattr(exc, "headers", None))
 
 
 async def validation_exception_handler(request: Request, exc: Exception) -> Response:
@@ -53,4 +90,27 @@ async def validation_exception_handler(request: Request, exc: Exception) -> Resp
         for error in exc.errors()[:5]
     ]
     message = "; ".join(problems) + ". Nothing was stored: go back, fix it and send it again."
-    return _error_page(request, 422, message)
+    return error_page(request, 422, message)
+
+
+async def domain_error_handler(request: Request, exc: Exception) -> Response:
+    """A domain error no route turned into a page: its status from :data:`STATUS_OF`."""
+    # Not capitalised: messages may start with a parameter's name (d_k).
+    return error_page(request, status_of(exc), str(exc).rstrip(".") + ".")
+
+
+async def crash_handler(request: Request, exc: Exception) -> Response:
+    """An unexpected error: logged with its traceback, and a page that says so (500)."""
+    logger.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    return error_page(
+        request, 500, "The server hit an error it did not expect. It is logged; try again."
+    )
+
+
+def install(app: FastAPI) -> None:
+    """Register every handler above on ``app``."""
+    app.add_exception_handler(StarletteHTTPException, http_exception_handler)
+    app.add_exception_handler(RequestValidationError, validation_exception_handler)
+    for kind, _status in STATUS_OF:
+        app.add_exception_handler(kind, domain_error_handler)
+    app.add_exception_handler(Exception, crash_handler)

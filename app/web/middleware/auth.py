@@ -13,11 +13,12 @@ user's, as before accounts existed.
 from urllib.parse import quote
 
 import anyio.to_thread
-from starlette.responses import PlainTextResponse, RedirectResponse
+from starlette.responses import RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.accounts import users as accounts
 from app.storage.database import Database
+from app.web.middleware.csrf import refusal
 from app.web.middleware.sessions import session_of
 
 PUBLIC_PREFIXES = ("/login", "/invite/")
@@ -61,13 +62,14 @@ class AccountMiddleware:
         if scope["method"] in ("GET", "HEAD") and b"hx-request" not in headers:
             query = scope.get("query_string", b"").decode("latin-1")
             target = path + (f"?{query}" if query else "")
-            response: PlainTextResponse | RedirectResponse = RedirectResponse(
+            response: Response = RedirectResponse(
                 f"{root}/login?next={quote(target, safe='')}", status_code=303
             )
         else:
-            response = PlainTextResponse(
+            response = refusal(
+                scope,
+                401,
                 "Sign in first: your session has ended.",
-                status_code=401,
                 headers={"HX-Redirect": f"{root}/login"},
             )
         await response(scope, receive, send)

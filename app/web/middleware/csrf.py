@@ -18,7 +18,8 @@ import hmac
 import re
 from urllib.parse import parse_qs
 
-from starlette.responses import PlainTextResponse
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.web.middleware.sessions import session_of
@@ -57,6 +58,21 @@ def _matches(sent: str | None, expected: str) -> bool:
     return sent is not None and hmac.compare_digest(sent.encode(), expected.encode())
 
 
+def refusal(
+    scope: Scope, status: int, message: str, headers: dict[str, str] | None = None
+) -> Response:
+    """The error page for a request a middleware refuses (CSRF, size, sign-in).
+
+    Middleware runs outside FastAPI's exception handlers, so it renders the
+    page itself, through the same function the handlers use.
+    """
+    # Imported here: app.web.errors renders templates, whose set-up imports
+    # this module (the CSRF token in forms).
+    from app.web.errors import error_page
+
+    return error_page(Request(scope), status, message, headers)
+
+
 class CSRFMiddleware:
     """Refuses unsafe requests without the session's token (header or form field)."""
 
@@ -74,7 +90,7 @@ class CSRFMiddleware:
             if _matches(header.decode("latin-1"), expected):
                 await self.app(scope, receive, send)
             else:
-                await PlainTextResponse(MESSAGE, 403)(scope, receive, send)
+                await refusal(scope, 403, MESSAGE)(scope, receive, send)
             return
         content_type = headers.get(b"content-type", b"")
         if content_type.split(b";")[0].strip().lower() == b"multipart/form-data":
@@ -91,7 +107,7 @@ class CSRFMiddleware:
                 break
             size += len(message.get("body", b""))
             if size > MAX_FORM_BYTES:
-                await PlainTextResponse("This form is too large.", 413)(scope, receive, send)
+                await refusal(scope, 413, "This form is too large.")(scope, receive, send)
                 return
             if not message.get("more_body", False):
                 break
@@ -104,7 +120,7 @@ class CSRFMiddleware:
                 values = None
             sent = values[0] if values else None
         if not _matches(sent, expected):
-            await PlainTextResponse(MESSAGE, 403)(scope, receive, send)
+            await refusal(scope, 403, MESSAGE)(scope, receive, send)
             return
         await self.app(scope, _replay(messages, receive), send)
 
@@ -125,7 +141,7 @@ class CSRFMiddleware:
         try:
             length = int(headers.get(b"content-length", b""))
         except ValueError:
-            await PlainTextResponse("Send the upload with a Content-Length.", 411)(
+            await refusal(scope, 411, "Send the upload with a Content-Length.")(
                 scope, receive, send
             )
             return
@@ -134,7 +150,7 @@ class CSRFMiddleware:
                 f"This file is too large: at most {MAX_UPLOAD_BYTES // 1_000_000} MB here. "
                 "Import a larger one with `quizlab progress import` on the server."
             )
-            await PlainTextResponse(too_large, 413)(scope, receive, send)
+            await refusal(scope, 413, too_large)(scope, receive, send)
             return
         boundary = _boundary(content_type)
         messages: list[Message] = []
@@ -153,7 +169,7 @@ class CSRFMiddleware:
             if len(prefix) > FIRST_PART_BYTES or not message.get("more_body", False):
                 break
         if not _matches(sent, expected):
-            await PlainTextResponse(MESSAGE, 403)(scope, receive, send)
+            await refusal(scope, 403, MESSAGE)(scope, receive, send)
             return
         await self.app(scope, _replay(messages, receive), send)
 

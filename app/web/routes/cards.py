@@ -13,7 +13,8 @@ from app.practice.progress import record_choice
 from app.practice.review import MAX_ANSWER_LENGTH
 from app.web.middleware import csrf
 from app.web.pagecache import PageCache
-from app.web.routes.deps import CardDep, HtmxDep, SnapshotDep, get_card
+from app.web.render import render
+from app.web.routes.deps import CardDep, SnapshotDep, get_card
 from app.web.routes.live import LiveDep
 from app.web.routes.progress import LearnerDep, SessionDep
 from app.web.templating import templates
@@ -80,12 +81,10 @@ async def reveal(
     card: CardDep,
     snapshot: SnapshotDep,
     live: LiveDep,
-    htmx: HtmxDep,
     answer: Annotated[str, Form(max_length=MAX_ANSWER_LENGTH)] = "",
 ) -> HTMLResponse:
     context = _context(card, snapshot, live, revealed=True, typed_answer=answer)
-    template = "_practice.html" if htmx else "card.html"
-    return templates.TemplateResponse(request, template, context)
+    return render(request, "card.html", context, fragment="_practice.html")
 
 
 @router.post("/cards/{card_id}/choice", response_class=HTMLResponse, name="choice")
@@ -94,7 +93,6 @@ async def choose(
     card: CardDep,
     snapshot: SnapshotDep,
     live: LiveDep,
-    htmx: HtmxDep,
     session: SessionDep,
     learner: LearnerDep,
     choice: Annotated[str, Form(max_length=8)] = "",
@@ -113,8 +111,7 @@ async def choose(
         "red_flag": card.red_flag(picked.flag) if picked.flag else None,
     }
     context = _context(card, snapshot, live, choice_result=result)
-    template = "_choice_result.html" if htmx else "card.html"
-    return templates.TemplateResponse(request, template, context)
+    return render(request, "card.html", context, fragment="_choice_result.html")
 
 
 @router.get("/cards/{card_id}/preview", response_class=HTMLResponse, name="card_preview")

@@ -10,6 +10,7 @@ from fastapi import Depends, HTTPException, Request
 
 from app.content.card import Card
 from app.content.library import Library, Snapshot
+from app.web.render import wants_fragment
 
 
 async def get_snapshot(request: Request) -> Snapshot:
@@ -20,9 +21,7 @@ async def get_snapshot(request: Request) -> Snapshot:
 
 async def is_htmx(request: Request) -> bool:
     """Whether htmx sent the request, so the route can answer with a fragment."""
-    return request.headers.get("HX-Request") == "true" and not request.headers.get(
-        "HX-History-Restore-Request"
-    )
+    return wants_fragment(request)
 
 
 SnapshotDep = Annotated[Snapshot, Depends(get_snapshot)]

@@ -5,8 +5,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from app.web.routes.deps import HtmxDep, SnapshotDep
-from app.web.templating import templates
+from app.web.render import render
+from app.web.routes.deps import SnapshotDep
 
 router = APIRouter()
 
@@ -15,7 +15,6 @@ router = APIRouter()
 async def home(
     request: Request,
     snapshot: SnapshotDep,
-    htmx: HtmxDep,
     q: Annotated[str, Query(max_length=200)] = "",
 ) -> HTMLResponse:
     query = q.strip()
@@ -25,5 +24,4 @@ async def home(
         "results": snapshot.search(query) if query else None,
         "card_count": len(snapshot.cards),
     }
-    template = "_search_results.html" if htmx else "home.html"
-    return templates.TemplateResponse(request, template, context)
+    return render(request, "home.html", context, fragment="_search_results.html")

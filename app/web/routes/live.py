@@ -6,9 +6,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
-from app.demos.catalog import UnknownDemo
 from app.live.client import WorkerError, WorkerRejected
 from app.live.results import DemoView, LiveResults, demo_view
+from app.web.render import render
 from app.web.routes.deps import CardDep, HtmxDep
 from app.web.templating import templates
 
@@ -51,12 +51,8 @@ async def demo(
     if not _SLOT.match(slot):
         raise HTTPException(422, "_slot must be lowercase letters, digits and '-'.")
     given = {k: v for k, v in request.query_params.items() if k not in RESERVED}
-    try:
-        view = demo_view(live, demo_name, dict(given), slot)
-    except UnknownDemo as exc:
-        raise HTTPException(404, f"{exc}.") from None
-    except ValueError as exc:  # a parameter out of bounds or of the wrong type
-        raise HTTPException(422, f"{exc}.") from None
+    # An unknown demo (404) or a bad parameter (422) is rendered by app.web.errors.
+    view = demo_view(live, demo_name, dict(given), slot)
     context: dict[str, Any] = {"view": view, "error": None}
     result = view.result
     if result is None and htmx:
@@ -78,5 +74,4 @@ async def demo(
             context["error"] = str(exc)
             return templates.TemplateResponse(request, "demo.html", context, status_code=503)
     context["view"] = DemoView(view.spec, view.params, result, slot)
-    template = "_demo_result.html" if htmx else "demo.html"
-    return templates.TemplateResponse(request, template, context)
+    return render(request, "demo.html", context, fragment="_demo_result.html")

@@ -19,9 +19,11 @@ from app.content.library import Snapshot
 from app.live.results import LiveResults, demo_views
 from app.practice import review
 from app.practice.activity import Learner
-from app.practice.review import Due, Graded, Item, ReviewConflict, ReviewError, UnknownItem
+from app.practice.review import Due, Graded, Item, ReviewError
 from app.practice.scheduling import Rating
 from app.settings import Settings
+from app.web.errors import status_of
+from app.web.render import render
 from app.web.routes.deps import HtmxDep, SnapshotDep
 from app.web.routes.live import LiveDep
 from app.web.routes.progress import LearnerDep, SchedulerDep, SessionDep
@@ -120,10 +122,8 @@ def _item_context(
 def _render(
     request: Request, htmx: bool, context: dict[str, Any], status_code: int = 200
 ) -> HTMLResponse:
-    if htmx:
-        context["oob"] = True
-        return templates.TemplateResponse(request, "_review.html", context, status_code=status_code)
-    return templates.TemplateResponse(request, "review.html", context, status_code=status_code)
+    context["oob"] = htmx
+    return render(request, "review.html", context, fragment="_review.html", status_code=status_code)
 
 
 @router.get("/review", response_class=HTMLResponse, name="review")
@@ -195,14 +195,6 @@ class _Form:
         return max(0, int(now.timestamp() * 1000) - self.shown_ms)
 
 
-def _status_of(error: ReviewError) -> int:
-    if isinstance(error, UnknownItem):
-        return 404
-    if isinstance(error, ReviewConflict):
-        return 409
-    return 422
-
-
 def _refused(
     request: Request,
     session: Session,
@@ -228,7 +220,7 @@ def _refused(
         now=now,
     )
     queue["error"] = str(error)
-    return _render(request, htmx, queue, status_code=_status_of(error))
+    return _render(request, htmx, queue, status_code=status_of(error))
 
 
 @router.post("/review/reveal", response_class=HTMLResponse, name="review_reveal")
