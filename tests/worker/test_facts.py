@@ -232,8 +232,9 @@ class TestDivisor:
             ("gemma-2-27b", 12.0),
             ("gemma-3-27b", 12.96),
             ("gemma-4", 1.0),
-            ("deepseek-v3", 13.86),
-            ("deepseek-v3-yarn", 7.39),
+            # As released: YaRN rope_scaling multiplies 1/sqrt(192) by mscale² ≈ 1.874.
+            ("deepseek-v3", 7.39),
+            ("deepseek-v3-no-yarn", 13.86),
             ("t5", 1.0),
         ],
     )
@@ -241,6 +242,13 @@ class TestDivisor:
         outputs = run("divisor", model=model).outputs
         assert outputs["divisor"] == pytest.approx(divisor, abs=0.005)
         assert outputs["multiplier"] == pytest.approx(1 / outputs["divisor"])
+
+    @pytest.mark.parametrize(
+        ("model", "cap"), [("gemma-2-9b", 50.0), ("gemma-2-27b", 50.0), ("grok-1", 30.0)]
+    )
+    def test_softcap(self, run: RunDemo, model: str, cap: float) -> None:
+        # Gemma 2 caps attention logits at 50: the 27B as well as the 9B.
+        assert run("divisor", model=model).outputs["softcap"] == cap
 
     def test_head_dim_is_not_always_hidden_over_heads(self, run: RunDemo) -> None:
         outputs = run("divisor", model="mistral-nemo-12b").outputs

@@ -25,7 +25,7 @@ ModelName = Literal[
     "gemma-3-27b",
     "gemma-4",
     "deepseek-v3",
-    "deepseek-v3-yarn",
+    "deepseek-v3-no-yarn",
     "grok-1",
     "t5",
 ]
@@ -37,7 +37,7 @@ class DivisorParams(DemoParams):
 
 DIVISOR = DemoSpec(
     name="divisor",
-    version=1,
+    version=2,
     title="What real models divide q·k by",
     description="The effective score divisor of published models, with sources: most use "
     "sqrt(head_dim), some do not.",
@@ -51,5 +51,5 @@ DIVISOR = DemoSpec(
         "softcap": "c in c·tanh(x/c) applied to the scores, if the model caps them.",
     },
     uses_device=False,
-    worst_cases=({"model": "deepseek-v3-yarn"},),
+    worst_cases=({"model": "deepseek-v3"},),
 )

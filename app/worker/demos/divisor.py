@@ -39,7 +39,9 @@ class ModelScale:
     softcap: float | None = None
 
 
-_YARN_MSCALE = 0.1 * math.log(40) + 1.0  # DeepSeek-V3: 0.1·mscale·ln(rope factor 40) + 1, mscale 1
+# DeepSeek-V3's YaRN attention factor: 0.1·mscale·ln(rope factor 40) + 1 with mscale 1
+# (inference/model.py ModelArgs defaults; HF config.json rope_scaling factor 40, mscale_all_dim 1).
+_YARN_MSCALE = 0.1 * math.log(40) + 1.0
 
 MODELS: dict[ModelName, ModelScale] = {
     "transformer-base": ModelScale(
@@ -102,8 +104,10 @@ MODELS: dict[ModelName, ModelScale] = {
         128,
         4608,
         32,
-        "query_pre_attn_scalar 144 = 4608 / 32, not head_dim.",
-        "huggingface/transformers models/gemma2",
+        "query_pre_attn_scalar 144 = 4608 / 32, not head_dim; attention logit softcap 50.",
+        "huggingface/transformers models/gemma2; AI-Hypercomputer/maxtext "
+        "MaxText/utils/ckpt_conversion/utils/hf_model_configs.py (attn_logit_softcapping=50.0)",
+        softcap=50.0,
     ),
     "gemma-3-27b": ModelScale(
         math.sqrt(168),
@@ -122,20 +126,25 @@ MODELS: dict[ModelName, ModelScale] = {
         "huggingface/transformers models/gemma4",
     ),
     "deepseek-v3": ModelScale(
-        math.sqrt(192),
-        192,
-        None,
-        None,
-        "MLA: query-key head dim 128 + 64 (RoPE part) = 192.",
-        "deepseek-ai/DeepSeek-V3 inference/model.py",
-    ),
-    "deepseek-v3-yarn": ModelScale(
         math.sqrt(192) / _YARN_MSCALE**2,
         192,
         None,
         None,
-        f"YaRN (rope factor 40) multiplies the scale by mscale² = {_YARN_MSCALE**2:.3f}.",
-        "deepseek-ai/DeepSeek-V3 inference/model.py, configs/config_671B.json",
+        "MLA: query-key head dim 128 + 64 (RoPE part) = 192. As released, the config sets YaRN "
+        "rope_scaling (factor 40), and the reference code multiplies the scale by "
+        f"mscale² = {_YARN_MSCALE**2:.3f} at every prompt length, not only for long context.",
+        "deepseek-ai/DeepSeek-V3 inference/model.py (ModelArgs defaults max_seq_len 16384 > "
+        "original_seq_len 4096, rope_factor 40, mscale 1; MLA.__init__); "
+        "HF config.json rope_scaling",
+    ),
+    "deepseek-v3-no-yarn": ModelScale(
+        math.sqrt(192),
+        192,
+        None,
+        None,
+        "The base scale 1/sqrt(128 + 64) alone: what a build without rope_scaling would use, "
+        "not the released model.",
+        "deepseek-ai/DeepSeek-V3 inference/model.py (softmax_scale = qk_head_dim ** -0.5)",
     ),
     "grok-1": ModelScale(
         math.sqrt(128),
