@@ -158,7 +158,12 @@ def is_demo_fence(info: str) -> bool:
 
 
 def live_role_plugin(md: MarkdownIt) -> None:
-    """Recognise ``{live}`...``` before backticks make it a code span."""
+    """Recognise ``{live}`...``` before backticks make it a code span.
+
+    Hand-written rather than mdit_py_plugins' MyST role plugin: that one turns
+    every ``{name}`...``` into a role token, so prose that happens to contain
+    ``{x}`code``` would change meaning. Quizlab has exactly one role.
+    """
 
     def rule(state: StateInline, silent: bool) -> bool:
         if not state.src.startswith("{live}`", state.pos):

@@ -120,14 +120,10 @@ def _render_math(display: bool) -> Callable[..., str]:
             mathml = to_mathml(tokens[idx].content, display=display)
         except FormulaError as exc:
             # Only reached for cards that also fail the check; keep the page readable.
-            return f'<code class="math-error">{_escape(str(exc))}</code>'
+            return f'<code class="math-error">{escape(str(exc))}</code>'
         return f'<div class="math-display">{mathml}</div>' if display else mathml
 
     return render
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _render_link_open(

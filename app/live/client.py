@@ -19,7 +19,6 @@ import httpx
 
 CONNECT_TIMEOUT = 2.0
 CONNECT_RETRIES = 1
-RETRY_DELAY = 0.2
 
 
 class WorkerError(Exception):
@@ -53,7 +52,10 @@ class WorkerClient:
         self._client = httpx.AsyncClient(
             base_url=self.base_url,
             timeout=httpx.Timeout(timeout, connect=CONNECT_TIMEOUT),
-            transport=transport,
+            # httpx's transport retries a failed connection (with backoff), e.g.
+            # while a local worker is still starting; it never retries a request
+            # that reached the worker, so a demo is not computed twice.
+            transport=transport or httpx.AsyncHTTPTransport(retries=CONNECT_RETRIES),
         )
         # The worker runs a few demos at a time; queueing here keeps a burst of
         # page loads from piling requests onto it that would only time out.
@@ -64,20 +66,14 @@ class WorkerClient:
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         async with self._slots:
-            for attempt in range(CONNECT_RETRIES + 1):
-                try:
-                    return await self._client.request(method, path, **kwargs)
-                except httpx.ConnectError as exc:
-                    if attempt == CONNECT_RETRIES:
-                        raise WorkerUnavailable(
-                            f"cannot connect to the worker at {self.base_url}"
-                        ) from exc
-                    await asyncio.sleep(RETRY_DELAY)
-                except httpx.TimeoutException as exc:
-                    raise WorkerUnavailable("the worker did not answer in time") from exc
-                except httpx.HTTPError as exc:
-                    raise WorkerUnavailable(f"worker request failed: {exc}") from exc
-        raise AssertionError("unreachable")  # pragma: no cover
+            try:
+                return await self._client.request(method, path, **kwargs)
+            except httpx.ConnectError as exc:
+                raise WorkerUnavailable(f"cannot connect to the worker at {self.base_url}") from exc
+            except httpx.TimeoutException as exc:
+                raise WorkerUnavailable("the worker did not answer in time") from exc
+            except httpx.HTTPError as exc:
+                raise WorkerUnavailable(f"worker request failed: {exc}") from exc
 
     async def run(self, demo: str, params: dict[str, Any]) -> dict[str, Any]:
         """Run one demo and return its result JSON."""
