@@ -66,7 +66,10 @@ class LocalWorker:
             "--log-level",
             self.log_level,
         ]
-        self.process = subprocess.Popen(command, env=os.environ.copy())
+        # The worker stops itself when this process ends, however it ends
+        # (app/worker/parent.py): stop() below is not reached after a SIGKILL.
+        env = {**os.environ, "QUIZLAB_WORKER_PARENT_PID": str(os.getpid())}
+        self.process = subprocess.Popen(command, env=env)
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

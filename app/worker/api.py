@@ -18,6 +18,7 @@ Errors:
 Run it with ``uvicorn --factory app.worker.api:create_worker_app``.
 """
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -34,6 +35,7 @@ from app.demos.spec import DemoInfo
 from app.worker.demo import DemoResult
 from app.worker.demos import DEMOS, UnknownDemo, get_demo
 from app.worker.device import resolve_device
+from app.worker.parent import exit_with_parent
 from app.worker.runner import DemoRunner, WorkerBusy
 from app.worker.settings import get_worker_settings
 
@@ -167,11 +169,16 @@ def create_worker_app(
             num_threads=num_threads or settings.threads,
         )
         app.state.runner = runner
+        watcher = None
+        if settings.parent_pid is not None:
+            watcher = asyncio.create_task(exit_with_parent(settings.parent_pid))
         if warm_up:
             await runner.warm_up(DEMOS.values())
         try:
             yield
         finally:
+            if watcher is not None:
+                watcher.cancel()
             await runner.drain()
 
     app = FastAPI(title="Quizlab demo worker", version=VERSION, lifespan=lifespan)

@@ -36,6 +36,11 @@ class WorkerSettings(BaseSettings):
         le=256,
         description="torch threads per demo on the worker.",
     )
+    parent_pid: int | None = Field(
+        default=None,
+        ge=1,
+        description="Stop when this process ends; `quizlab serve` sets it for its local worker.",
+    )
 
 
 @lru_cache
