@@ -14,8 +14,9 @@ from fastapi.testclient import TestClient
 from httpx import Response
 from sqlalchemy import func, select
 
+from app import practice
 from app.content.library import Library, Snapshot
-from app.practice import progress, review
+from app.practice import progress
 from app.practice.activity import Learner
 from app.practice.progress import ProgressFileError
 from app.practice.scheduling import Rating, Scheduler
@@ -110,7 +111,7 @@ def test_import_into_a_fresh_database_rebuilds_the_same_schedule(
     imported = import_text(other_database, other, text)
     assert (imported.reviews_added, imported.choices_added, imported.reviews_skipped) == (5, 1, 0)
     with database.session() as session, other_database.session() as copy:
-        assert review.load_schedules(copy, other.user_id) == review.load_schedules(
+        assert practice.load_schedules(copy, other.user_id) == practice.load_schedules(
             session, learner.user_id
         )
     assert exported(other_database, other) == text
@@ -144,7 +145,7 @@ def test_import_merges_two_histories_and_reschedules_from_both(
     imported = import_text(other_database, other, mine)
     assert imported.reviews_added == 1
     with other_database.session() as session:
-        [merged] = review.load_schedules(session, other.user_id).values()
+        [merged] = practice.load_schedules(session, other.user_id).values()
     expected = Scheduler().replay(
         [(Rating.GOOD, T0), (Rating.AGAIN, T0 + timedelta(days=1))], seed="test-other"
     )
@@ -171,8 +172,8 @@ def test_reviews_of_cards_not_in_the_content_are_kept(
     )
     assert import_text(database, learner, text).reviews_added == 1
     with database.session() as session:
-        assert review.load_schedules(session, learner.user_id).keys() == {("gone-card", "")}
-        due, _ = review.next_item(session, learner, snapshot=snapshot, now=T0, new_per_day=20)
+        assert practice.load_schedules(session, learner.user_id).keys() == {("gone-card", "")}
+        due, _ = practice.next_item(session, learner, snapshot=snapshot, now=T0, new_per_day=20)
     assert due is not None and due.item.card.id == "test-other"  # the archived one is not served
 
 

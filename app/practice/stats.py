@@ -15,8 +15,9 @@ from sqlalchemy.orm import Session
 from sqlmodel import col
 
 from app.content.library import Snapshot
-from app.practice import review
 from app.practice.activity import Learner
+from app.practice.forecast import due_forecast
+from app.practice.items import deck_names
 from app.storage.models import CardActivity, DailyActivity
 
 HEATMAP_DAYS = 365
@@ -224,10 +225,10 @@ def build(session: Session, learner: Learner, *, snapshot: Snapshot, now: dateti
         days.get(day, Day(day, 0, 0, 0))
         for day in (today - timedelta(days=n) for n in range(RECENT_DAYS - 1, -1, -1))
     ]
-    forecast = review.due_forecast(session, learner, snapshot=snapshot, now=now, days=FORECAST_DAYS)
+    forecast = due_forecast(session, learner, snapshot=snapshot, now=now, days=FORECAST_DAYS)
 
     # Plain rows and int sums: a few thousand cards, read on every visit.
-    sums: dict[str, list[int]] = {name: [0] * 6 for name in review.deck_names(snapshot)}
+    sums: dict[str, list[int]] = {name: [0] * 6 for name in deck_names(snapshot)}
     gone_sums = [0] * 6
     gone_cards: dict[str, tuple[int, int]] = {}
     card_rows = session.execute(
