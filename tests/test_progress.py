@@ -153,28 +153,50 @@ def test_import_merges_two_histories_and_reschedules_from_both(
     other_database.dispose()
 
 
+# One review of a card the test content does not have.
+GONE_CARD = json.dumps(
+    {
+        "format": "quizlab-progress",
+        "version": 1,
+        "reviews": [
+            {
+                "uid": "a" * 32,
+                "card_id": "gone-card",
+                "rating": 4,
+                "reviewed_at": "2025-01-01T10:00:00+01:00",
+            }
+        ],
+    }
+)
+
+
 def test_reviews_of_cards_not_in_the_content_are_kept(
     database: Database, learner: Learner, snapshot: Snapshot
 ) -> None:
-    text = json.dumps(
-        {
-            "format": "quizlab-progress",
-            "version": 1,
-            "reviews": [
-                {
-                    "uid": "a" * 32,
-                    "card_id": "gone-card",
-                    "rating": 4,
-                    "reviewed_at": "2025-01-01T10:00:00+01:00",
-                }
-            ],
-        }
-    )
-    assert import_text(database, learner, text).reviews_added == 1
+    assert import_text(database, learner, GONE_CARD).reviews_added == 1
     with database.session() as session:
         assert practice.load_schedules(session, learner.user_id).keys() == {("gone-card", "")}
         due, _ = practice.next_item(session, learner, snapshot=snapshot, now=T0, new_per_day=20)
     assert due is not None and due.item.card.id == "test-other"  # the archived one is not served
+
+
+def test_an_import_drops_the_archived_sets_the_snapshot_kept(
+    database: Database, learner: Learner, snapshot: Snapshot
+) -> None:
+    def status() -> practice.QueueStatus:
+        with database.session() as session:
+            return practice.queue_status(
+                session, learner, snapshot=snapshot, now=T0, new_per_day=20
+            )
+
+    before = status()  # reads the learner's archived set (none) and keeps it on the snapshot
+    with database.session() as session:
+        progress.import_file(
+            session, learner, progress.parse(GONE_CARD), scheduler=Scheduler(), snapshot=snapshot
+        )
+    after = status()
+    # gone-card is due, but archived: not counted, and not taken for a reviewed live item.
+    assert (after.due_now, after.new_waiting) == (before.due_now, before.new_waiting) == (0, 5)
 
 
 @pytest.mark.parametrize(
@@ -344,3 +366,16 @@ def test_a_bad_upload_says_what_is_wrong_and_keeps_the_progress(
     assert response.status_code == status
     assert import_message(response.text) == message
     assert (row_counts(database), exported(database, learner)) == before
+
+
+def test_the_review_page_leaves_out_cards_an_upload_archived(db_client: TestClient) -> None:
+    def counts() -> str:
+        page = BeautifulSoup(db_client.get("/review").text, "html.parser")
+        found = page.select_one(".queue-counts")
+        assert found is not None
+        return found.get_text(" ", strip=True)
+
+    before = counts()
+    assert before.startswith("0 due now")
+    assert upload(db_client, GONE_CARD.encode()).status_code == 200
+    assert counts() == before
