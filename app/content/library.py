@@ -44,8 +44,9 @@ class Snapshot:
     _derived: dict[Callable[["Snapshot"], Any], Any] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-    _derived_lock: threading.Lock = field(
-        default_factory=threading.Lock, init=False, repr=False, compare=False
+    # Reentrant: a build may derive from another derived value of the same snapshot.
+    _derived_lock: threading.RLock = field(
+        default_factory=threading.RLock, init=False, repr=False, compare=False
     )
 
     def derived(self, build: Callable[["Snapshot"], T]) -> T:
