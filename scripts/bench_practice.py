@@ -33,8 +33,9 @@ from sqlalchemy import insert
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from app import practice
 from app.content.library import Library
-from app.practice import activity, review, stats
+from app.practice import activity, stats
 from app.practice.activity import Learner
 from app.settings import Settings
 from app.storage.database import Database
@@ -236,7 +237,7 @@ def main() -> None:
 
         def next_item() -> object:
             with database.session() as session:
-                return review.next_item(
+                return practice.next_item(
                     session, learner, snapshot=snapshot, now=datetime.now(UTC), new_per_day=20
                 )
 

@@ -21,7 +21,7 @@ import uvicorn
 from fastapi.testclient import TestClient
 
 from app.content.library import Library, Snapshot
-from app.practice import review
+from app.practice import grading, items, stored
 from app.practice.activity import Learner
 from app.practice.scheduling import Rating, Scheduler
 from app.settings import PROJECT_ROOT, Settings
@@ -252,17 +252,17 @@ class Grader:
         *,
         practice: bool = False,
         answer: str = "",
-    ) -> review.Graded:
-        item = review.find_item(snapshot, key)
+    ) -> grading.Graded:
+        item = items.find_item(snapshot, key)
         with self.database.session() as session:
-            version = review.current_schedule(session, self.learner.user_id, item, at).version
-            return review.grade(
+            version = stored.current_schedule(session, self.learner.user_id, item, at).version
+            return grading.grade(
                 session,
                 self.learner,
                 item=item,
                 rating=Rating(rating),
                 version=version,
-                token=review.new_token(),
+                token=grading.new_token(),
                 now=at,
                 scheduler=self.scheduler,
                 answer=answer,

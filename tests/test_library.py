@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from app.content.library import Library, check_paths, display_path
+from app.content.library import Library, Snapshot, check_paths, display_path
 from app.settings import Settings
 from app.web import create_app
 from tests.cardtext import GOOD_CARD, OTHER_CARD, line_of
@@ -64,6 +64,28 @@ def test_removed_file_disappears(content_dir: Path) -> None:
     assert library.changed()
     assert sorted(library.load().cards) == ["test-scaling"]
     assert not library.changed()
+
+
+def test_a_snapshot_keeps_what_is_derived_from_it_until_the_next_load(
+    content_dir: Path,
+) -> None:
+    library = Library(content_dir)
+    first = library.load()
+    built: list[int] = []
+
+    def card_count(snapshot: Snapshot) -> int:
+        built.append(id(snapshot))
+        return len(snapshot.cards)
+
+    def twice(snapshot: Snapshot) -> int:  # a build may use another derived value
+        return 2 * snapshot.derived(card_count)
+
+    assert first.derived(twice) == first.derived(twice) == 4
+    assert first.derived(card_count) == 2
+    second = library.load()
+    assert second.derived(card_count) == 2
+    assert built == [id(first), id(second)]  # once per snapshot, and new after a load
+    assert first == second  # the kept values are not part of the snapshot's value
 
 
 def test_check_paths_reports_only_the_requested_files(content_dir: Path, tmp_path: Path) -> None:

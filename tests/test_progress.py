@@ -14,8 +14,9 @@ from fastapi.testclient import TestClient
 from httpx import Response
 from sqlalchemy import func, select
 
+from app import practice
 from app.content.library import Library, Snapshot
-from app.practice import progress, review
+from app.practice import progress
 from app.practice.activity import Learner
 from app.practice.progress import ProgressFileError
 from app.practice.scheduling import Rating, Scheduler
@@ -110,7 +111,7 @@ def test_import_into_a_fresh_database_rebuilds_the_same_schedule(
     imported = import_text(other_database, other, text)
     assert (imported.reviews_added, imported.choices_added, imported.reviews_skipped) == (5, 1, 0)
     with database.session() as session, other_database.session() as copy:
-        assert review.load_schedules(copy, other.user_id) == review.load_schedules(
+        assert practice.load_schedules(copy, other.user_id) == practice.load_schedules(
             session, learner.user_id
         )
     assert exported(other_database, other) == text
@@ -144,7 +145,7 @@ def test_import_merges_two_histories_and_reschedules_from_both(
     imported = import_text(other_database, other, mine)
     assert imported.reviews_added == 1
     with other_database.session() as session:
-        [merged] = review.load_schedules(session, other.user_id).values()
+        [merged] = practice.load_schedules(session, other.user_id).values()
     expected = Scheduler().replay(
         [(Rating.GOOD, T0), (Rating.AGAIN, T0 + timedelta(days=1))], seed="test-other"
     )
@@ -152,28 +153,50 @@ def test_import_merges_two_histories_and_reschedules_from_both(
     other_database.dispose()
 
 
+# One review of a card the test content does not have.
+GONE_CARD = json.dumps(
+    {
+        "format": "quizlab-progress",
+        "version": 1,
+        "reviews": [
+            {
+                "uid": "a" * 32,
+                "card_id": "gone-card",
+                "rating": 4,
+                "reviewed_at": "2025-01-01T10:00:00+01:00",
+            }
+        ],
+    }
+)
+
+
 def test_reviews_of_cards_not_in_the_content_are_kept(
     database: Database, learner: Learner, snapshot: Snapshot
 ) -> None:
-    text = json.dumps(
-        {
-            "format": "quizlab-progress",
-            "version": 1,
-            "reviews": [
-                {
-                    "uid": "a" * 32,
-                    "card_id": "gone-card",
-                    "rating": 4,
-                    "reviewed_at": "2025-01-01T10:00:00+01:00",
-                }
-            ],
-        }
-    )
-    assert import_text(database, learner, text).reviews_added == 1
+    assert import_text(database, learner, GONE_CARD).reviews_added == 1
     with database.session() as session:
-        assert review.load_schedules(session, learner.user_id).keys() == {("gone-card", "")}
-        due, _ = review.next_item(session, learner, snapshot=snapshot, now=T0, new_per_day=20)
+        assert practice.load_schedules(session, learner.user_id).keys() == {("gone-card", "")}
+        due, _ = practice.next_item(session, learner, snapshot=snapshot, now=T0, new_per_day=20)
     assert due is not None and due.item.card.id == "test-other"  # the archived one is not served
+
+
+def test_an_import_drops_the_archived_sets_the_snapshot_kept(
+    database: Database, learner: Learner, snapshot: Snapshot
+) -> None:
+    def status() -> practice.QueueStatus:
+        with database.session() as session:
+            return practice.queue_status(
+                session, learner, snapshot=snapshot, now=T0, new_per_day=20
+            )
+
+    before = status()  # reads the learner's archived set (none) and keeps it on the snapshot
+    with database.session() as session:
+        progress.import_file(
+            session, learner, progress.parse(GONE_CARD), scheduler=Scheduler(), snapshot=snapshot
+        )
+    after = status()
+    # gone-card is due, but archived: not counted, and not taken for a reviewed live item.
+    assert (after.due_now, after.new_waiting) == (before.due_now, before.new_waiting) == (0, 5)
 
 
 @pytest.mark.parametrize(
@@ -343,3 +366,16 @@ def test_a_bad_upload_says_what_is_wrong_and_keeps_the_progress(
     assert response.status_code == status
     assert import_message(response.text) == message
     assert (row_counts(database), exported(database, learner)) == before
+
+
+def test_the_review_page_leaves_out_cards_an_upload_archived(db_client: TestClient) -> None:
+    def counts() -> str:
+        page = BeautifulSoup(db_client.get("/review").text, "html.parser")
+        found = page.select_one(".queue-counts")
+        assert found is not None
+        return found.get_text(" ", strip=True)
+
+    before = counts()
+    assert before.startswith("0 due now")
+    assert upload(db_client, GONE_CARD.encode()).status_code == 200
+    assert counts() == before

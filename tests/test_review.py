@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from app import practice
 from app.content.library import Library, Snapshot
-from app.practice import review
+from app.practice import AlreadyRecorded, StaleItem, UnknownItem
 from app.practice.activity import Learner
-from app.practice.review import AlreadyRecorded, StaleItem, UnknownItem
 from app.practice.scheduling import Rating, Scheduler
 from app.storage.database import Database
 from app.storage.models import ReviewItem, ReviewLog
@@ -37,7 +37,7 @@ def next_key(
     deck: str | None = None,
 ) -> str | None:
     with database.session() as session:
-        due, _status = review.next_item(
+        due, _status = practice.next_item(
             session, learner, snapshot=snapshot, now=now, new_per_day=new_per_day, deck=deck
         )
     return due.item.key if due else None
@@ -45,9 +45,9 @@ def next_key(
 
 def status_at(
     database: Database, learner: Learner, snapshot: Snapshot, now: datetime, new_per_day: int = 20
-) -> review.QueueStatus:
+) -> practice.QueueStatus:
     with database.session() as session:
-        return review.queue_status(
+        return practice.queue_status(
             session, learner, snapshot=snapshot, now=now, new_per_day=new_per_day
         )
 
@@ -57,9 +57,9 @@ def log_count(database: Database) -> int:
         return session.scalar(select(func.count()).select_from(ReviewLog)) or 0
 
 
-def stored(database: Database, learner: Learner) -> dict[tuple[str, str], review.Schedule]:
+def stored(database: Database, learner: Learner) -> dict[tuple[str, str], practice.Schedule]:
     with database.session() as session:
-        return review.load_schedules(session, learner.user_id)
+        return practice.load_schedules(session, learner.user_id)
 
 
 def test_new_items_come_in_content_order_answer_before_follow_ups(
@@ -125,7 +125,7 @@ def test_the_day_ends_in_the_learners_time_zone(
     grade(snapshot, "test-other", Rating.EASY, late)
     after_midnight = late + timedelta(hours=1)  # 00:30 the next day in Tokyo, still the 3rd in UTC
     with database.session() as session:
-        due, status = review.next_item(
+        due, status = practice.next_item(
             session, tokyo, snapshot=snapshot, now=after_midnight, new_per_day=1
         )
     assert due is not None and due.item.key == "test-other/why-exp"
@@ -138,9 +138,9 @@ def test_each_grade_button_shows_the_interval_that_grade_gives(
     scheduler = Scheduler()
     now = T0
     for rating in [Rating.GOOD, Rating.GOOD, Rating.GOOD, Rating.HARD]:
-        item = review.find_item(snapshot, "test-scaling")
+        item = practice.find_item(snapshot, "test-scaling")
         with database.session() as session:
-            before = review.current_schedule(session, learner.user_id, item, now)
+            before = practice.current_schedule(session, learner.user_id, item, now)
         promised = scheduler.preview(before, now, seed=item.key)[rating]
         graded = grade(snapshot, "test-scaling", rating, now)
         assert graded.schedule is not None
@@ -154,15 +154,15 @@ def test_a_stale_form_records_nothing(
 ) -> None:
     grade(snapshot, "test-other", Rating.GOOD, T0)
     before = stored(database, learner)
-    item = review.find_item(snapshot, "test-other")
+    item = practice.find_item(snapshot, "test-other")
     with database.session() as session, pytest.raises(StaleItem, match="was graded since"):
-        review.grade(
+        practice.grade(
             session,
             learner,
             item=item,
             rating=Rating.EASY,
             version=0,  # shown before the first grade
-            token=review.new_token(),
+            token=practice.new_token(),
             now=T0 + timedelta(minutes=1),
             scheduler=Scheduler(),
         )
@@ -173,12 +173,12 @@ def test_a_stale_form_records_nothing(
 def test_a_replayed_form_records_nothing(
     database: Database, learner: Learner, snapshot: Snapshot
 ) -> None:
-    item = review.find_item(snapshot, "test-other")
-    token = review.new_token()
+    item = practice.find_item(snapshot, "test-other")
+    token = practice.new_token()
 
-    def send(version: int) -> review.Graded:
+    def send(version: int) -> practice.Graded:
         with database.session() as session:
-            return review.grade(
+            return practice.grade(
                 session,
                 learner,
                 item=item,
@@ -200,11 +200,11 @@ def test_a_replayed_form_records_nothing(
 
 def test_an_unknown_item_says_what_is_missing(snapshot: Snapshot) -> None:
     with pytest.raises(UnknownItem, match="no card has the id 'nope'"):
-        review.find_item(snapshot, "nope")
+        practice.find_item(snapshot, "nope")
     with pytest.raises(
         UnknownItem, match=r"has no follow-up 'nope' \(its follow-ups: why-sqrt, flash\)"
     ):
-        review.find_item(snapshot, "test-scaling/nope")
+        practice.find_item(snapshot, "test-scaling/nope")
 
 
 def test_practice_is_logged_but_does_not_move_the_schedule(
@@ -217,8 +217,8 @@ def test_practice_is_logged_but_does_not_move_the_schedule(
     assert graded.schedule is None
     assert stored(database, learner) == before
     with database.session() as session:
-        practice = session.scalars(select(ReviewLog.practice).order_by(ReviewLog.id)).all()
-    assert practice == [False] * len(ORDER) + [True]
+        practised = session.scalars(select(ReviewLog.practice).order_by(ReviewLog.id)).all()
+    assert practised == [False] * len(ORDER) + [True]
 
 
 def test_practice_walks_items_soonest_due_first_then_unreviewed_ones(
@@ -230,7 +230,7 @@ def test_practice_walks_items_soonest_due_first_then_unreviewed_ones(
     cursor = ""
     with database.session() as session:
         while True:
-            due = review.next_practice(session, learner, snapshot=snapshot, now=T0, after=cursor)
+            due = practice.next_practice(session, learner, snapshot=snapshot, now=T0, after=cursor)
             if due is None:
                 break
             walked.append((due.item.key, due.is_new))
@@ -321,8 +321,8 @@ def test_the_rebuilt_schedule_equals_the_live_one(
     live = stored(database, learner)
     assert len(live) == len(ORDER)
     with database.session() as session:
-        assert review.replay_log(session, learner.user_id, Scheduler()) == live
-        rebuilt = review.rebuild_schedule(session, learner.user_id, Scheduler())
+        assert practice.replay_log(session, learner.user_id, Scheduler()) == live
+        rebuilt = practice.rebuild_schedule(session, learner.user_id, Scheduler())
         session.commit()
     assert (rebuilt.items, rebuilt.changed) == (len(ORDER), [])
     assert stored(database, learner) == live
@@ -336,7 +336,7 @@ def test_rebuild_repairs_a_damaged_schedule(
     with database.session() as session:
         session.execute(ReviewItem.__table__.update().values(stability=99.0))  # type: ignore[attr-defined]
         session.commit()
-        rebuilt = review.rebuild_schedule(session, learner.user_id, Scheduler())
+        rebuilt = practice.rebuild_schedule(session, learner.user_id, Scheduler())
         session.commit()
     assert rebuilt.changed == ["test-other"]
     assert stored(database, learner) == live

@@ -9,7 +9,7 @@ from bs4 import BeautifulSoup, Tag
 from fastapi.testclient import TestClient
 
 from app.content.library import Library
-from app.practice.review import MAX_ANSWER_LENGTH
+from app.practice import MAX_ANSWER_LENGTH
 from app.settings import Settings
 from app.web import create_app
 from app.web.templating import templates

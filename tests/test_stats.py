@@ -8,8 +8,9 @@ from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
+from app import practice
 from app.content.library import Library, Snapshot
-from app.practice import activity, progress, review, stats
+from app.practice import activity, progress, stats
 from app.practice.activity import Learner
 from app.practice.scheduling import Rating
 from app.storage.database import Database
@@ -92,7 +93,7 @@ def test_the_numbers_on_the_stats_page(
     assert found.total.overall == stats.Accuracy(19, 13)
     assert found.archived == []
     with database.session() as session:
-        dues = sorted(s.due for s in review.load_schedules(session, learner.user_id).values())
+        dues = sorted(s.due for s in practice.load_schedules(session, learner.user_id).values())
     horizon = datetime(2025, 3, 26, tzinfo=UTC)
     assert found.forecast_total == sum(due < horizon for due in dues) == 1
     assert [day for day, _ in found.forecast][:2] == [date(2025, 3, 12), date(2025, 3, 13)]

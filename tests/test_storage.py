@@ -7,10 +7,10 @@ from pathlib import Path
 from bs4 import BeautifulSoup
 from sqlalchemy import func, select
 
+from app import practice
 from app.content.library import Snapshot
-from app.practice import review
+from app.practice import ReviewConflict
 from app.practice.activity import Learner
-from app.practice.review import ReviewConflict
 from app.practice.scheduling import Rating, Scheduler
 from app.settings import Settings
 from app.storage.database import Database
@@ -84,10 +84,10 @@ def grade_job(
 ) -> object:
     def job() -> None:
         with database.session() as session:
-            review.grade(
+            practice.grade(
                 session,
                 learner,
-                item=review.find_item(snapshot, key),
+                item=practice.find_item(snapshot, key),
                 rating=Rating.GOOD,
                 version=version,
                 token=token,
@@ -119,7 +119,7 @@ def test_two_grades_of_one_shown_item_record_exactly_one_each_round(
                 snapshot,
                 "test-other",
                 version=n,
-                token=review.new_token(),
+                token=practice.new_token(),
                 at=at,
             )
             for _ in range(2)
@@ -131,7 +131,7 @@ def test_two_grades_of_one_shown_item_record_exactly_one_each_round(
 def test_a_double_submitted_form_records_one_review(
     database: Database, learner: Learner, snapshot: Snapshot
 ) -> None:
-    token = review.new_token()
+    token = practice.new_token()
     job = grade_job(database, learner, snapshot, "test-scaling", version=0, token=token, at=T0)
     assert run_together([job, job, job]) == ["conflict", "conflict", "ok"]
     assert counts(database) == (1, 1, 1)
@@ -148,7 +148,7 @@ def test_grades_of_different_items_at_once_all_count(
         "test-scaling/flash",
     ]
     jobs = [
-        grade_job(database, learner, snapshot, key, version=0, token=review.new_token(), at=T0)
+        grade_job(database, learner, snapshot, key, version=0, token=practice.new_token(), at=T0)
         for key in keys
     ]
     assert run_together(jobs) == ["ok"] * len(keys)

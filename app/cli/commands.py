@@ -211,9 +211,10 @@ def db_rebuild_schedule(user: UserOption = None) -> None:
     The log is never changed. Run it after changing QUIZLAB_DESIRED_RETENTION or
     QUIZLAB_TIMEZONE, or to repair the derived tables.
     """
-    from app.practice import activity, review
+    from app.practice import activity
     from app.practice.activity import Learner
     from app.practice.scheduling import Scheduler
+    from app.practice.stored import rebuild_schedule
 
     settings = get_settings()
     database = _database()
@@ -221,7 +222,7 @@ def db_rebuild_schedule(user: UserOption = None) -> None:
         learner = Learner(_user_id(database, user), settings.zone)
         with database.session() as session:
             scheduler = Scheduler(desired_retention=settings.desired_retention)
-            rebuilt = review.rebuild_schedule(session, learner.user_id, scheduler)
+            rebuilt = rebuild_schedule(session, learner.user_id, scheduler)
             activity.rebuild(session, learner)
             session.commit()
     finally:

@@ -6,17 +6,26 @@ exist), and keeps the last good version of a card whose file is now broken so
 the site keeps serving it while the author fixes the edit. Parsed cards are
 cached by content hash, so re-scanning an unchanged tree costs a stat and a
 read per file, not a parse.
+
+Other parts keep what they compute from the content (the review queue's
+index, for one) on the :class:`Snapshot` itself, through
+:meth:`Snapshot.derived`: a reload swaps in a new snapshot, so every such
+value is rebuilt for the new content and dropped with the old, and no module
+holds a global cache keyed by snapshot.
 """
 
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar, cast
 
 from app.content.card import Card, ParseResult, Problem, content_hash, parse_card
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -32,6 +41,24 @@ class Snapshot:
     cards: dict[str, Card] = field(default_factory=dict)
     problems: dict[str, list[Problem]] = field(default_factory=dict)  # by path
     reloading: bool = False  # files are re-read while serving: pages offer a live preview
+    _derived: dict[Callable[["Snapshot"], Any], Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    # Reentrant: a build may derive from another derived value of the same snapshot.
+    _derived_lock: threading.RLock = field(
+        default_factory=threading.RLock, init=False, repr=False, compare=False
+    )
+
+    def derived(self, build: Callable[["Snapshot"], T]) -> T:
+        """``build(self)``, computed on first use and kept as long as this snapshot.
+
+        ``build`` is also the key, so each part passes its own class or function
+        and gets back the one value it built for this content.
+        """
+        with self._derived_lock:
+            if build not in self._derived:
+                self._derived[build] = build(self)
+            return cast(T, self._derived[build])
 
     @property
     def decks(self) -> list[Deck]:

@@ -11,6 +11,7 @@ The totals are derived data: :func:`rebuild` recomputes them from the logs
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import delete, insert, select
@@ -180,9 +181,19 @@ def rebuild(session: Session, learner: Learner) -> None:
 
     session.execute(delete(DailyActivity).where(col(DailyActivity.user_id) == learner.user_id))
     session.execute(delete(CardActivity).where(col(CardActivity.user_id) == learner.user_id))
-    day_rows = [
+    day_rows = _day_rows(learner.user_id, days)
+    card_rows = _card_rows(learner.user_id, cards, last)
+    if day_rows:
+        session.execute(insert(DailyActivity), day_rows)
+    if card_rows:
+        session.execute(insert(CardActivity), card_rows)
+
+
+def _day_rows(user_id: int, days: dict[date, list[int]]) -> list[dict[str, Any]]:
+    """``DailyActivity`` rows from rebuild's sums: reviews, recalled, choices, correct."""
+    return [
         {
-            "user_id": learner.user_id,
+            "user_id": user_id,
             "day": day,
             "reviews": t[0],
             "recalled": t[1],
@@ -191,9 +202,15 @@ def rebuild(session: Session, learner: Learner) -> None:
         }
         for day, t in days.items()
     ]
-    card_rows = [
+
+
+def _card_rows(
+    user_id: int, cards: dict[str, list[int]], last: dict[str, datetime]
+) -> list[dict[str, Any]]:
+    """``CardActivity`` rows from rebuild's sums: answers, follow-ups, choices (n, right)."""
+    return [
         {
-            "user_id": learner.user_id,
+            "user_id": user_id,
             "card_id": card_id,
             "answer_reviews": t[0],
             "answer_recalled": t[1],
@@ -205,7 +222,3 @@ def rebuild(session: Session, learner: Learner) -> None:
         }
         for card_id, t in cards.items()
     ]
-    if day_rows:
-        session.execute(insert(DailyActivity), day_rows)
-    if card_rows:
-        session.execute(insert(CardActivity), card_rows)

@@ -20,9 +20,12 @@ from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from app.content.card import Choice
-from app.practice import activity, review
+from app.content.library import Snapshot
+from app.practice import activity
 from app.practice.activity import Learner
+from app.practice.queue import forget_archived
 from app.practice.scheduling import Scheduler
+from app.practice.stored import rebuild_schedule
 from app.storage.models import ChoiceAttempt, ReviewLog
 
 FORMAT = "quizlab-progress"
@@ -215,9 +218,19 @@ def _add_new(session: Session, table: Any, user_id: int, records: list[Record]) 
 
 
 def import_file(
-    session: Session, learner: Learner, progress: ProgressFile, *, scheduler: Scheduler
+    session: Session,
+    learner: Learner,
+    progress: ProgressFile,
+    *,
+    scheduler: Scheduler,
+    snapshot: Snapshot | None = None,
 ) -> Imported:
-    """Add the rows the learner does not have yet, rebuild what derives from them, commit once."""
+    """Add the rows the learner does not have yet, rebuild what derives from them, commit once.
+
+    ``snapshot`` is the content this process serves the queue from, if any: the
+    import may add rows of items it no longer has, so its archived sets are
+    dropped (:func:`~app.practice.queue.forget_archived`).
+    """
     user_id = learner.user_id
     reviews = _add_new(session, ReviewLog, user_id, progress.reviews)
     choices = _add_new(session, ChoiceAttempt, user_id, progress.choices)
@@ -225,10 +238,11 @@ def import_file(
     touched = {(r.card_id, r.follow_up) for r in reviews if not r.practice}
     if added_reviews or added_choices:
         if touched:
-            review.rebuild_schedule(session, user_id, scheduler, items=touched)
+            rebuild_schedule(session, user_id, scheduler, items=touched)
         activity.rebuild(session, learner)
     session.commit()
-    review.forget_cached_items()
+    if snapshot is not None:
+        forget_archived(snapshot)
     return Imported(
         added_reviews,
         len(progress.reviews) - added_reviews,

@@ -15,8 +15,9 @@ from sqlalchemy.orm import Session
 from sqlmodel import col
 
 from app.content.library import Snapshot
-from app.practice import review
 from app.practice.activity import Learner
+from app.practice.forecast import due_forecast
+from app.practice.items import deck_names
 from app.storage.models import CardActivity, DailyActivity
 
 HEATMAP_DAYS = 365
@@ -199,6 +200,37 @@ def _streaks(active: list[date], today: date) -> tuple[int, int]:
 
 def build(session: Session, learner: Learner, *, snapshot: Snapshot, now: datetime) -> Stats:
     today = learner.day_of(now)
+    days, active = _days(session, learner, today)
+    streak, longest = _streaks(active, today)
+    recent = [
+        days.get(day, Day(day, 0, 0, 0))
+        for day in (today - timedelta(days=n) for n in range(RECENT_DAYS - 1, -1, -1))
+    ]
+    forecast = due_forecast(session, learner, snapshot=snapshot, now=now, days=FORECAST_DAYS)
+    ordered, gone_cards = _deck_accuracy(session, learner, snapshot)
+    archived = _archived_cards(session, learner, gone_cards)
+    total = _nothing("All decks")
+    for deck_parts in ordered:
+        total = total + deck_parts
+    return Stats(
+        today=today,
+        streak=streak,
+        longest_streak=longest,
+        reviews_today=days[today].activity if today in days else 0,
+        heatmap=_heatmap(days, today),
+        recent=recent,
+        recent_max=max((d.reviews for d in recent), default=0),
+        recent_retention=Accuracy(sum(d.reviews for d in recent), sum(d.recalled for d in recent)),
+        forecast=forecast,
+        forecast_max=max((count for _, count in forecast), default=0),
+        decks=ordered,
+        total=total,
+        archived=archived,
+    )
+
+
+def _days(session: Session, learner: Learner, today: date) -> tuple[dict[date, Day], list[date]]:
+    """The days of the last year (and a week), and every active day ever, for the streaks."""
     rows = session.execute(
         select(
             col(DailyActivity.day),
@@ -218,16 +250,15 @@ def build(session: Session, learner: Learner, *, snapshot: Snapshot, now: dateti
             active.append(day)
         if day >= window:
             days[day] = Day(day, reviews, recalled, choices)
-    streak, longest = _streaks(active, today)
+    return days, active
 
-    recent = [
-        days.get(day, Day(day, 0, 0, 0))
-        for day in (today - timedelta(days=n) for n in range(RECENT_DAYS - 1, -1, -1))
-    ]
-    forecast = review.due_forecast(session, learner, snapshot=snapshot, now=now, days=FORECAST_DAYS)
 
+def _deck_accuracy(
+    session: Session, learner: Learner, snapshot: Snapshot
+) -> tuple[list[PartAccuracy], dict[str, tuple[int, int]]]:
+    """Accuracy by deck, archived cards last; and each archived card's (reviews, choices)."""
     # Plain rows and int sums: a few thousand cards, read on every visit.
-    sums: dict[str, list[int]] = {name: [0] * 6 for name in review.deck_names(snapshot)}
+    sums: dict[str, list[int]] = {name: [0] * 6 for name in deck_names(snapshot)}
     gone_sums = [0] * 6
     gone_cards: dict[str, tuple[int, int]] = {}
     card_rows = session.execute(
@@ -251,37 +282,19 @@ def build(session: Session, learner: Learner, *, snapshot: Snapshot, now: dateti
             into = sums.setdefault(card.deck, [0] * 6)
         for index, number in enumerate(numbers):
             into[index] += number
-    archived = _archived_cards(session, learner, gone_cards)
-
-    def parts(name: str, n: list[int], *, is_archived: bool = False) -> PartAccuracy:
-        return PartAccuracy(
-            name,
-            Accuracy(n[0], n[1]),
-            Accuracy(n[2], n[3]),
-            Accuracy(n[4], n[5]),
-            archived=is_archived,
-        )
-
-    ordered = [parts(name, sums[name]) for name in sorted(sums)]
+    ordered = [_parts(name, sums[name]) for name in sorted(sums)]
     if gone_cards:
-        ordered.append(parts("Archived cards", gone_sums, is_archived=True))
-    total = _nothing("All decks")
-    for deck_parts in ordered:
-        total = total + deck_parts
-    return Stats(
-        today=today,
-        streak=streak,
-        longest_streak=longest,
-        reviews_today=days[today].activity if today in days else 0,
-        heatmap=_heatmap(days, today),
-        recent=recent,
-        recent_max=max((d.reviews for d in recent), default=0),
-        recent_retention=Accuracy(sum(d.reviews for d in recent), sum(d.recalled for d in recent)),
-        forecast=forecast,
-        forecast_max=max((count for _, count in forecast), default=0),
-        decks=ordered,
-        total=total,
-        archived=archived,
+        ordered.append(_parts("Archived cards", gone_sums, is_archived=True))
+    return ordered, gone_cards
+
+
+def _parts(name: str, n: list[int], *, is_archived: bool = False) -> PartAccuracy:
+    return PartAccuracy(
+        name,
+        Accuracy(n[0], n[1]),
+        Accuracy(n[2], n[3]),
+        Accuracy(n[4], n[5]),
+        archived=is_archived,
     )
 
 

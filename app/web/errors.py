@@ -15,8 +15,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from app.demos import InvalidParams, UnknownDemo
+from app.practice.errors import ReviewConflict, ReviewError, UnknownItem
 from app.practice.progress import ProgressFileError
-from app.practice.review import ReviewConflict, ReviewError, UnknownItem
 from app.web.render import render
 
 logger = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from jinja2 import pass_context
 from markupsafe import Markup
 
 from app.content.card import QUICK_SCAN_SECTIONS, SECTIONS
-from app.practice.review import MAX_ANSWER_LENGTH
+from app.practice import MAX_ANSWER_LENGTH
 from app.settings import PROJECT_ROOT
 from app.web.chart import Series, svg
 from app.web.middleware.csrf import token_for_render

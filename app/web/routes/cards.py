@@ -9,8 +9,8 @@ from fastapi.responses import HTMLResponse, Response
 from app.content.card import Card, Problem, content_hash
 from app.content.library import Snapshot
 from app.live.results import LiveResults, demo_views
+from app.practice import MAX_ANSWER_LENGTH
 from app.practice.progress import record_choice
-from app.practice.review import MAX_ANSWER_LENGTH
 from app.web.middleware import csrf
 from app.web.pagecache import PageCache
 from app.web.render import render

@@ -15,11 +15,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
+from app import practice
 from app.content.library import Snapshot
 from app.live.results import LiveResults, demo_views
-from app.practice import review
+from app.practice import Due, Graded, Item, ReviewError
 from app.practice.activity import Learner
-from app.practice.review import Due, Graded, Item, ReviewError
 from app.practice.scheduling import Rating
 from app.settings import Settings
 from app.web.errors import status_of
@@ -41,7 +41,7 @@ class BadForm(ReviewError):
 def _deck(snapshot: Snapshot, deck: str) -> str | None:
     if not deck:
         return None
-    if deck not in review.deck_names(snapshot):
+    if deck not in practice.deck_names(snapshot):
         raise HTTPException(404, f"There is no deck called '{deck}'.")
     return deck
 
@@ -65,13 +65,13 @@ def _queue(
 ) -> dict[str, Any]:
     """The context of the review region: what comes next in this mode and deck."""
     settings = _settings(request)
-    status: review.QueueStatus | None = None  # practice shows no counts
+    status: practice.QueueStatus | None = None  # practice shows no counts
     if mode == "practice":
-        due = review.next_practice(
+        due = practice.next_practice(
             session, learner, snapshot=snapshot, now=now, after=after, deck=deck
         )
     else:
-        due, status = review.next_item(
+        due, status = practice.next_item(
             session,
             learner,
             snapshot=snapshot,
@@ -82,10 +82,10 @@ def _queue(
     return _item_context(due, live, now=now) | {
         "mode": mode,
         "deck": deck,
-        "decks": review.deck_names(snapshot),
+        "decks": practice.deck_names(snapshot),
         "status": status,
         "next_due": (
-            review.describe_when(status.next_due, now, learner)
+            practice.describe_when(status.next_due, now, learner)
             if status is not None and status.next_due
             else None
         ),
@@ -113,7 +113,7 @@ def _item_context(
         "demo_views": demo_views(live, card) if card else {},
         "revealed": revealed,
         "typed_answer": typed_answer,
-        "token": token or review.new_token(),
+        "token": token or practice.new_token(),
         "shown_ms": shown_ms if shown_ms is not None else int(now.timestamp() * 1000),
         "intervals": None,
     }
@@ -163,7 +163,7 @@ class ReviewFields(BaseModel):
     version: str = Field("", max_length=12)
     token: str = Field("", max_length=64)
     shown: str = Field("", max_length=20)  # when the item was shown, ms since the epoch
-    answer: str = Field("", max_length=review.MAX_ANSWER_LENGTH)
+    answer: str = Field("", max_length=practice.MAX_ANSWER_LENGTH)
     deck: str = Field("", max_length=80)
     mode: str = Field("due", max_length=12)
     cursor: str = Field("", max_length=200)  # practice: the item the queue continues after
@@ -183,11 +183,11 @@ class _Form:
         if not sent.version.isdigit():
             raise BadForm(f"version must be a whole number, not '{sent.version}': reload the page.")
         self.version = int(sent.version)
-        if not review.is_token(sent.token):
+        if not practice.is_token(sent.token):
             raise BadForm("This form has no valid review token: reload the review page.")
         self.token = sent.token
         self.shown_ms = int(sent.shown) if sent.shown.isdigit() else None
-        self.item: Item = review.find_item(snapshot, sent.item)
+        self.item: Item = practice.find_item(snapshot, sent.item)
 
     def duration_ms(self, now: datetime) -> int:
         if self.shown_ms is None:
@@ -238,7 +238,7 @@ def reveal(
     chosen = _deck(snapshot, sent.deck)
     try:
         form = _Form(snapshot, sent)
-        review.check_form(
+        practice.check_form(
             session,
             learner.user_id,
             form.item,
@@ -250,7 +250,7 @@ def reveal(
         return _refused(
             request, session, learner, snapshot, live, htmx, sent=sent, error=error, now=now
         )
-    schedule = review.current_schedule(session, learner.user_id, form.item, now)
+    schedule = practice.current_schedule(session, learner.user_id, form.item, now)
     due = Due(form.item, schedule, is_new=schedule.version == 0, cursor=sent.cursor)
     context = _item_context(
         due,
@@ -262,7 +262,7 @@ def reveal(
         shown_ms=form.shown_ms,
     )
     if form.mode == "due":
-        context["intervals"] = review.intervals(schedule, form.item, now, scheduler)
+        context["intervals"] = practice.intervals(schedule, form.item, now, scheduler)
     context |= {"mode": form.mode, "deck": chosen}
     if htmx:
         return templates.TemplateResponse(request, "_review_item.html", context)
@@ -285,7 +285,7 @@ def grade(
 ) -> Response:
     now = datetime.now(UTC)
     chosen = _deck(snapshot, sent.deck)
-    practice = sent.mode == "practice"
+    practising = sent.mode == "practice"
     rating = sent.rating
     try:
         if rating not in ("1", "2", "3", "4"):
@@ -294,7 +294,7 @@ def grade(
                 "nothing was recorded."
             )
         form = _Form(snapshot, sent)
-        graded: Graded = review.grade(
+        graded: Graded = practice.grade(
             session,
             learner,
             item=form.item,
@@ -305,17 +305,17 @@ def grade(
             scheduler=scheduler,
             answer=sent.answer,
             duration_ms=form.duration_ms(now),
-            practice=practice,
+            practice=practising,
         )
     except ReviewError as error:
         session.rollback()
         return _refused(
             request, session, learner, snapshot, live, htmx, sent=sent, error=error, now=now
         )
-    after = sent.cursor if practice else ""
+    after = sent.cursor if practising else ""
     if not htmx:
         # Post/redirect/get: back to the queue, in the same deck and mode.
-        wanted = {"deck": sent.deck, "mode": "practice" if practice else "", "after": after}
+        wanted = {"deck": sent.deck, "mode": "practice" if practising else "", "after": after}
         query = urlencode({name: value for name, value in wanted.items() if value})
         url = request.scope.get("root_path", "") + request.app.url_path_for("review")
         return RedirectResponse(f"{url}?{query}" if query else url, status_code=303)
@@ -326,7 +326,7 @@ def grade(
         snapshot,
         live,
         deck=chosen,
-        mode="practice" if practice else "due",
+        mode="practice" if practising else "due",
         after=after,
         now=now,
     )

@@ -72,5 +72,7 @@ def import_progress(
             error, status = f"{name}: {exc}. Nothing was imported.", 422
     if error is not None:
         return _page(request, session, learner, snapshot, import_error=error, status_code=status)
-    imported = progress.import_file(session, learner, parsed, scheduler=scheduler)
+    imported = progress.import_file(
+        session, learner, parsed, scheduler=scheduler, snapshot=snapshot
+    )
     return _page(request, session, learner, snapshot, imported=f"{name}: {imported}.")

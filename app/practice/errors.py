@@ -1,0 +1,26 @@
+"""Why a grade cannot be recorded: the errors the review functions raise.
+
+Each message says what happened and what to do; the web maps the classes to
+statuses. :class:`ReviewConflict` and its subclasses are about what happened
+since the item was shown (a second click, another tab), not a bad request.
+"""
+
+
+class ReviewError(Exception):
+    """A grade that cannot be recorded; the message says why and what to do."""
+
+
+class UnknownItem(ReviewError):
+    pass
+
+
+class ReviewConflict(ReviewError):
+    """The grade was not recorded because of what happened since the item was shown."""
+
+
+class AlreadyRecorded(ReviewConflict):
+    pass
+
+
+class StaleItem(ReviewConflict):
+    pass
