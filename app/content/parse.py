@@ -7,10 +7,8 @@ line to fix.
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import yaml
 from markdown_it.token import Token
 from markupsafe import Markup
 
@@ -20,16 +18,12 @@ from app.content.binding import (
     binding_problem,
     embedded_problem,
     is_demo_fence,
-    load_yaml,
     parse_binding,
     parse_embedded,
 )
 from app.content.card import (
-    DIFFICULTIES,
     ID_PATTERN,
-    OPTIONAL_FIELDS,
     PLACEHOLDER,
-    REQUIRED_FIELDS,
     REQUIRED_SECTIONS,
     SECTIONS,
     Card,
@@ -44,6 +38,7 @@ from app.content.card import (
     content_hash,
     slugify,
 )
+from app.content.frontmatter import check_fields, split_front_matter
 from app.content.formula import FormulaError, to_mathml
 from app.content.rendering import (
     CARD_LINK_SCHEME,
@@ -56,120 +51,6 @@ from app.content.rendering import (
 _KEY_SUFFIX = re.compile(r"\s*\{#([^}]*)\}\s*$")
 _OPTION = re.compile(r"^\[(?P<mark>[ xX])\]\s+(?P<text>.*?)(?:\s*\{flag=(?P<flag>[^}]*)\})?\s*$")
 _PLACEHOLDER_RE = re.compile(rf"\b{PLACEHOLDER}\b")
-
-
-def _split_front_matter(
-    text: str, path: str, problems: list[Problem]
-) -> tuple[dict[str, Any], dict[str, int], int] | None:
-    """Return (fields, line of each field, body's first line index), or None."""
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != "---":
-        problems.append(Problem(path, 1, "missing front matter: the file must start with '---'"))
-        return None
-    try:
-        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
-    except StopIteration:
-        problems.append(Problem(path, 1, "front matter is not closed: add a line '---' after it"))
-        return None
-    raw = "\n".join(lines[1:end])
-    try:
-        data = load_yaml(raw)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else 2
-        reason = getattr(exc, "problem", None) or str(exc)
-        problems.append(Problem(path, line, f"bad YAML in front matter: {reason}"))
-        return None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        problems.append(Problem(path, 2, "front matter must be a mapping of 'key: value' lines"))
-        return None
-    field_lines: dict[str, int] = {}
-    for number, line in enumerate(lines[1:end], start=2):
-        match = re.match(r"^([A-Za-z_][\w-]*)\s*:", line)
-        if match and match.group(1) not in field_lines:
-            field_lines[match.group(1)] = number
-    return data, field_lines, end + 1
-
-
-def _check_fields(
-    data: dict[str, Any], field_lines: dict[str, int], path: str, problems: list[Problem]
-) -> dict[str, Any] | None:
-    def line_of(name: str) -> int:
-        return field_lines.get(name, 1)
-
-    before = len(problems)
-    for name in data:
-        if name not in REQUIRED_FIELDS + OPTIONAL_FIELDS:
-            known = ", ".join(REQUIRED_FIELDS + OPTIONAL_FIELDS)
-            problems.append(Problem(path, line_of(str(name)), f"unknown field '{name}' ({known})"))
-    for name in REQUIRED_FIELDS:
-        if data.get(name) in (None, ""):
-            problems.append(Problem(path, 1, f"missing required field '{name}'"))
-    fields: dict[str, Any] = {}
-    card_id = data.get("id")
-    if card_id is not None:
-        if isinstance(card_id, str) and ID_PATTERN.match(card_id):
-            fields["id"] = card_id
-        else:
-            problems.append(
-                Problem(
-                    path,
-                    line_of("id"),
-                    f"id {card_id!r} must be lowercase letters, digits and '-' "
-                    "(it is permanent: progress is keyed on it)",
-                )
-            )
-    for name in ("title", "question", "deck"):
-        value = data.get(name)
-        if value is not None and not isinstance(value, str):
-            problems.append(Problem(path, line_of(name), f"'{name}' must be text"))
-        elif isinstance(value, str):
-            fields[name] = value.strip()
-    deck_dir = Path(path).parent.name
-    if isinstance(data.get("deck"), str) and data["deck"] != deck_dir:
-        problems.append(
-            Problem(
-                path,
-                line_of("deck"),
-                f"deck '{data['deck']}' does not match the folder '{deck_dir}': "
-                f"move the file to content/{data['deck']}/ or set deck: {deck_dir}",
-            )
-        )
-    difficulty = data.get("difficulty")
-    if difficulty is not None:
-        if difficulty in DIFFICULTIES:
-            fields["difficulty"] = difficulty
-        else:
-            problems.append(
-                Problem(
-                    path,
-                    line_of("difficulty"),
-                    f"difficulty {difficulty!r} must be one of {', '.join(DIFFICULTIES)}",
-                )
-            )
-    minutes = data.get("minutes")
-    if minutes is not None:
-        if isinstance(minutes, int) and not isinstance(minutes, bool) and 1 <= minutes <= 120:
-            fields["minutes"] = minutes
-        else:
-            problems.append(
-                Problem(path, line_of("minutes"), "minutes must be a whole number from 1 to 120")
-            )
-    tags = data.get("tags", [])
-    if isinstance(tags, list) and all(isinstance(tag, str) for tag in tags):
-        fields["tags"] = tuple(tags)
-    else:
-        problems.append(Problem(path, line_of("tags"), "tags must be a list of words"))
-    sources = data.get("sources", [])
-    if isinstance(sources, list) and all(isinstance(source, str) for source in sources):
-        fields["sources"] = tuple(sources)
-    else:
-        problems.append(
-            Problem(path, line_of("sources"), "sources must be a list of text lines (Markdown)")
-        )
-    return fields if len(problems) == before else None
 
 
 @dataclass
@@ -256,11 +137,11 @@ def _has_text(tokens: list[Token]) -> bool:
 def parse_card(text: str, path: str) -> ParseResult:
     """Parse one card file; ``path`` is only used in messages and for the deck check."""
     problems: list[Problem] = []
-    split = _split_front_matter(text, path, problems)
-    if split is None:
+    front = split_front_matter(text, path, problems)
+    if front is None:
         return ParseResult(None, problems)
-    data, field_lines, body_start = split
-    fields = _check_fields(data, field_lines, path, problems)
+    body_start = front.body_start
+    fields = check_fields(front, problems)
 
     body = "\n".join(text.splitlines()[body_start:])
     env: dict[str, Any] = {}
@@ -380,9 +261,8 @@ def parse_card(text: str, path: str) -> ParseResult:
         by_name.get("Multiple choice"), flag_keys, path, problems, line_of, env, slots
     )
 
-    written_id = data.get("id") if isinstance(data.get("id"), str) else None
     if fields is None or problems:
-        return ParseResult(None, problems, written_id)
+        return ParseResult(None, problems, front.written_id)
 
     rendered = {
         name: Section(
@@ -438,7 +318,7 @@ def parse_card(text: str, path: str) -> ParseResult:
         links=tuple(found.links),
         bindings=tuple(found.bindings),
         demos=tuple(found.demos),
-        id_line=field_lines.get("id", 1),
+        id_line=front.line_of("id"),
     )
     return ParseResult(card, [], card.id)
 
