@@ -1,137 +1,62 @@
-"""Parse one card file and check everything in it.
+"""Parse one card file: each part is checked by its own module, the card built here.
 
 :func:`parse_card` never raises on bad input: it returns the card (when the
 file is usable) and a list of :class:`~app.content.card.Problem`, each with the
-line to fix.
+line to fix, in the order the checks run: front matter, the token walk
+(formulas, live numbers, demos), placeholders, headings, sections, entries,
+the multiple choice.
 """
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from app.content.binding import (
-    EmbeddedDemo,
-    LiveBinding,
-    binding_problem,
-    embedded_problem,
-    is_demo_fence,
-    parse_binding,
-    parse_embedded,
-)
+from app.content.binding import EmbeddedDemo, LiveBinding
 from app.content.card import (
     ID_PATTERN,
     PLACEHOLDER,
-    REQUIRED_SECTIONS,
-    SECTIONS,
     Card,
-    CardLink,
     Choice,
     FollowUp,
     MultipleChoice,
     ParseResult,
     Problem,
     RedFlag,
-    Section,
     content_hash,
     slugify,
 )
-from app.content.frontmatter import check_fields, split_front_matter
-from app.content.formula import FormulaError, to_mathml
-from app.content.rendering import (
-    CARD_LINK_SCHEME,
-    MARKDOWN,
-    plain_text,
-    render_inline,
-    render_tokens,
+from app.content.frontmatter import FrontMatter, check_fields, split_front_matter
+from app.content.rendering import MARKDOWN, plain_text, render_inline, render_tokens
+from app.content.sections import (
+    Found,
+    RawSection,
+    check_sections,
+    has_text,
+    line_of,
+    render_sections,
+    split_sections,
+    walk,
 )
 
-_KEY_SUFFIX = re.compile(r"\s*\{#([^}]*)\}\s*$")
+_PLACEHOLDER = re.compile(rf"\b{PLACEHOLDER}\b")
 _OPTION = re.compile(r"^\[(?P<mark>[ xX])\]\s+(?P<text>.*?)(?:\s*\{flag=(?P<flag>[^}]*)\})?\s*$")
-_PLACEHOLDER_RE = re.compile(rf"\b{PLACEHOLDER}\b")
 
 
 @dataclass
-class _Entry:
-    """A ``###`` entry inside Follow-ups or Red flags."""
+class _Body:
+    """The checked body, kept for rendering once the whole file is known to be usable."""
 
-    title: str
-    key: str | None
-    line: int
-    tokens: list[Token]
-
-
-@dataclass
-class _RawSection:
-    name: str
-    line: int
-    tokens: list[Token]
-    entries: list[_Entry]
-
-
-@dataclass
-class _Found:
-    """What one pass over the tokens finds: links, live numbers, embedded demos."""
-
-    links: list[CardLink] = field(default_factory=list)
-    bindings: list[LiveBinding] = field(default_factory=list)
-    demos: list[EmbeddedDemo] = field(default_factory=list)
-
-    @property
-    def slots(self) -> list[LiveBinding | EmbeddedDemo]:
-        return [*self.bindings, *self.demos]
-
-
-def _walk(tokens: list[Token], offset: int, path: str, problems: list[Problem]) -> _Found:
-    """Check formulas, number live bindings and demos, collect card links.
-
-    Line numbers come from the enclosing block token. Each live number and demo
-    gets an index in ``meta`` that the renderer turns into a slot.
-    """
-    found = _Found()
-    line = offset
-    for token in tokens:
-        if token.map:
-            line = offset + token.map[0] + 1
-        if token.type == "math_block":
-            _check_formula(token.content, True, path, line, problems)
-        if token.type == "fence" and is_demo_fence(token.info):
-            demo = parse_embedded(token.info, token.content, len(found.demos), line)
-            token.meta["index"] = demo.index
-            found.demos.append(demo)
-            error = demo.error or embedded_problem(demo)
-            if error:
-                problems.append(Problem(path, line, error))
-        for child in token.children or ():
-            if child.type in ("math_inline", "math_inline_double"):
-                _check_formula(child.content, False, path, line, problems)
-            elif child.type == "live_number":
-                binding = parse_binding(child.content, len(found.bindings), line)
-                child.meta["index"] = binding.index
-                found.bindings.append(binding)
-                error = binding.error or binding_problem(binding)
-                if error:
-                    problems.append(Problem(path, line, error))
-            elif child.type == "link_open":
-                href = str(child.attrGet("href") or "")
-                if href.startswith(CARD_LINK_SCHEME):
-                    found.links.append(CardLink(href.removeprefix(CARD_LINK_SCHEME), line))
-    return found
-
-
-def _check_formula(
-    latex: str, display: bool, path: str, line: int, problems: list[Problem]
-) -> None:
-    try:
-        to_mathml(latex, display=display)
-    except FormulaError as exc:
-        problems.append(Problem(path, line, str(exc)))
-
-
-def _has_text(tokens: list[Token]) -> bool:
-    return any(t.content.strip() for t in tokens if t.type not in ("heading_open", "heading_close"))
+    env: dict[str, Any]  # markdown-it's environment: footnotes, shared by every render
+    found: Found
+    sections: dict[str, RawSection]
+    notes: list[Token]
+    follow_ups: list[tuple[str, str, list[Token], int]]
+    red_flags: list[tuple[str, str, list[Token], int]]
+    multiple_choice: MultipleChoice | None
 
 
 def parse_card(text: str, path: str) -> ParseResult:
@@ -140,117 +65,21 @@ def parse_card(text: str, path: str) -> ParseResult:
     front = split_front_matter(text, path, problems)
     if front is None:
         return ParseResult(None, problems)
-    body_start = front.body_start
     fields = check_fields(front, problems)
+    body = _parse_body(text, front.body_start, path, problems)
+    if fields is None or problems:
+        return ParseResult(None, problems, front.written_id)
+    card = _card(text, front, fields, body)
+    return ParseResult(card, [], card.id)
 
-    body = "\n".join(text.splitlines()[body_start:])
+
+def _parse_body(text: str, body_start: int, path: str, problems: list[Problem]) -> _Body:
     env: dict[str, Any] = {}
-    tokens = MARKDOWN.parse(body, env)
-
-    def line_of(token: Token) -> int:
-        return body_start + (token.map[0] if token.map else 0) + 1
-
-    found = _walk(tokens, body_start, path, problems)
-    slots = found.slots
-    placeholder_lines = sorted(
-        {text.count("\n", 0, m.start()) + 1 for m in _PLACEHOLDER_RE.finditer(text)}
-    )
-    for line in placeholder_lines:
-        problems.append(
-            Problem(path, line, f"placeholder '{PLACEHOLDER}' left in the card: replace it")
-        )
-
-    # Split the token stream at ## and ### headings; footnotes come last.
-    notes_tokens: list[Token] = []
-    sections: list[_RawSection] = []
-    current: _RawSection | None = None
-    preamble_line: int | None = None
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        if token.type == "footnote_block_open":
-            notes_tokens = tokens[i:]
-            break
-        if token.type == "heading_open" and token.tag in ("h1", "h2", "h3"):
-            title = tokens[i + 1].content.strip()
-            line = line_of(token)
-            if token.tag == "h1":
-                problems.append(
-                    Problem(
-                        path,
-                        line,
-                        "use '## Section' headings: the title comes from the front matter",
-                    )
-                )
-            elif token.tag == "h2":
-                current = _RawSection(title, line, [], [])
-                sections.append(current)
-            elif current is None:
-                problems.append(Problem(path, line, f"'### {title}' must be inside a '##' section"))
-            elif current.name in ("Follow-ups", "Red flags"):
-                key_match = _KEY_SUFFIX.search(title)
-                key = key_match.group(1).strip() if key_match else None
-                clean = _KEY_SUFFIX.sub("", title) if key_match else title
-                current.entries.append(_Entry(clean, key, line, []))
-            else:
-                current.tokens.extend(tokens[i : i + 3])
-            i += 3
-            continue
-        if current is None:
-            if (
-                token.map
-                and preamble_line is None
-                and (token.content.strip() or token.type == "fence")
-            ):
-                preamble_line = line_of(token)
-        elif current.entries:
-            current.entries[-1].tokens.append(token)
-        else:
-            current.tokens.append(token)
-        i += 1
-    if preamble_line is not None:
-        problems.append(
-            Problem(
-                path,
-                preamble_line,
-                "text before the first '## Section' heading: move it into a section",
-            )
-        )
-
-    seen: dict[str, int] = {}
-    suggested: set[str] = set()
-    for section in sections:
-        if section.name not in SECTIONS:
-            hint = next(
-                (name for name in SECTIONS if name.casefold() == section.name.casefold()), None
-            )
-            if hint:
-                suggested.add(hint)
-            expected = (
-                f"did you mean '{hint}'?" if hint else f"expected one of: {', '.join(SECTIONS)}"
-            )
-            problems.append(
-                Problem(path, section.line, f"unknown section '{section.name}': {expected}")
-            )
-            continue
-        if section.name in seen:
-            problems.append(
-                Problem(
-                    path,
-                    section.line,
-                    f"section '{section.name}' appears twice (first on line {seen[section.name]})",
-                )
-            )
-            continue
-        seen[section.name] = section.line
-        if not section.entries and not _has_text(section.tokens):
-            problems.append(Problem(path, section.line, f"section '{section.name}' is empty"))
-    for name in REQUIRED_SECTIONS:
-        # A misspelt heading already says which name it should have.
-        if name not in seen and name not in suggested:
-            problems.append(Problem(path, body_start + 1, f"missing required section '## {name}'"))
-    by_name = {s.name: s for s in sections if s.name in SECTIONS}
-
+    tokens = MARKDOWN.parse("\n".join(text.splitlines()[body_start:]), env)
+    found = walk(tokens, body_start, path, problems)
+    problems.extend(_placeholders(text, path))
+    split = split_sections(tokens, body_start, path, problems)
+    by_name = check_sections(split.sections, body_start, path, problems)
     follow_ups = _entries(by_name.get("Follow-ups"), "follow-up", path, problems)
     red_flags = _entries(by_name.get("Red flags"), "red flag", path, problems)
     # Every key written counts, so a red flag missing its body is reported once.
@@ -258,29 +87,21 @@ def parse_card(text: str, path: str) -> ParseResult:
         {e.key for e in by_name["Red flags"].entries if e.key} if "Red flags" in by_name else set()
     )
     multiple_choice = _multiple_choice(
-        by_name.get("Multiple choice"), flag_keys, path, problems, line_of, env, slots
+        by_name.get("Multiple choice"), flag_keys, path, problems, body_start, env, found.slots
     )
+    return _Body(env, found, by_name, split.notes, follow_ups, red_flags, multiple_choice)
 
-    if fields is None or problems:
-        return ParseResult(None, problems, front.written_id)
 
-    rendered = {
-        name: Section(
-            name,
-            slugify(name),
-            render_tokens(section.tokens, env, heading_shift=1, slots=slots),
-            section.line,
-        )
-        for name, section in by_name.items()
-        if name not in ("Follow-ups", "Red flags", "Multiple choice")
-    }
-    for name in ("Follow-ups", "Red flags"):
-        # Text before the first ### is an introduction, shown above the entries.
-        section = by_name[name]
-        rendered[name] = Section(
-            name, slugify(name), render_tokens(section.tokens, env, slots=slots), section.line
-        )
-    card = Card(
+def _placeholders(text: str, path: str) -> Iterator[Problem]:
+    lines = sorted({text.count("\n", 0, m.start()) + 1 for m in _PLACEHOLDER.finditer(text)})
+    for line in lines:
+        yield Problem(path, line, f"placeholder '{PLACEHOLDER}' left in the card: replace it")
+
+
+def _card(text: str, front: FrontMatter, fields: dict[str, Any], body: _Body) -> Card:
+    env, slots = body.env, body.found.slots
+    sections = render_sections(body.sections, env, slots)
+    return Card(
         id=fields["id"],
         title=fields["title"],
         question=Markup(render_inline(fields["question"])),
@@ -290,41 +111,40 @@ def parse_card(text: str, path: str) -> ParseResult:
         difficulty=fields["difficulty"],
         minutes=fields["minutes"],
         sources=tuple(Markup(render_inline(source)) for source in fields["sources"]),
-        path=path,
+        path=front.path,
         content_hash=content_hash(text),
-        sections=rendered,
+        sections=sections,
         follow_ups=tuple(
             FollowUp(
                 key,
                 Markup(render_inline(title)),
                 plain_text(title),
-                render_tokens(body, env, slots=slots),
+                render_tokens(tokens, env, slots=slots),
                 line,
             )
-            for key, title, body, line in follow_ups
+            for key, title, tokens, line in body.follow_ups
         ),
         red_flags=tuple(
             RedFlag(
                 key,
                 Markup(render_inline(title)),
                 plain_text(title),
-                render_tokens(body, env, slots=slots),
+                render_tokens(tokens, env, slots=slots),
                 line,
             )
-            for key, title, body, line in red_flags
+            for key, title, tokens, line in body.red_flags
         ),
-        multiple_choice=multiple_choice,
-        notes=render_tokens(notes_tokens, env, slots=slots),
-        links=tuple(found.links),
-        bindings=tuple(found.bindings),
-        demos=tuple(found.demos),
+        multiple_choice=body.multiple_choice,
+        notes=render_tokens(body.notes, env, slots=slots),
+        links=tuple(body.found.links),
+        bindings=tuple(body.found.bindings),
+        demos=tuple(body.found.demos),
         id_line=front.line_of("id"),
     )
-    return ParseResult(card, [], card.id)
 
 
 def _entries(
-    section: _RawSection | None, kind: str, path: str, problems: list[Problem]
+    section: RawSection | None, kind: str, path: str, problems: list[Problem]
 ) -> list[tuple[str, str, list[Token], int]]:
     if section is None:
         return []
@@ -367,7 +187,7 @@ def _entries(
             )
             continue
         keys[entry.key] = entry.line
-        if not _has_text(entry.tokens):
+        if not has_text(entry.tokens):
             what = (
                 "its approach" if kind == "follow-up" else "why it is wrong and what to say instead"
             )
@@ -380,11 +200,11 @@ def _entries(
 
 
 def _multiple_choice(
-    section: _RawSection | None,
+    section: RawSection | None,
     flag_keys: set[str],
     path: str,
     problems: list[Problem],
-    line_of: Any,
+    offset: int,
     env: dict[str, Any],
     slots: list[LiveBinding | EmbeddedDemo],
 ) -> MultipleChoice | None:
@@ -408,7 +228,7 @@ def _multiple_choice(
             continue
         if depth == 1 and token.type == "inline":
             match = _OPTION.match(token.content.strip())
-            line = line_of(token)
+            line = line_of(token, offset)
             if not match:
                 problems.append(
                     Problem(path, line, "option must start with '[ ]' (wrong) or '[x]' (correct)")
@@ -463,5 +283,5 @@ def _multiple_choice(
         )
     if len(problems) != before:
         return None
-    prompt = render_tokens(prompt_tokens if _has_text(prompt_tokens) else [], env, slots=slots)
+    prompt = render_tokens(prompt_tokens if has_text(prompt_tokens) else [], env, slots=slots)
     return MultipleChoice(prompt=prompt, choices=tuple(choices))
