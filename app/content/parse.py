@@ -15,19 +15,14 @@ from typing import Any
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from app.content.binding import EmbeddedDemo, LiveBinding
-from app.content.card import (
-    ID_PATTERN,
-    PLACEHOLDER,
-    Card,
-    Choice,
-    FollowUp,
-    MultipleChoice,
-    ParseResult,
-    Problem,
-    RedFlag,
-    content_hash,
-    slugify,
+from app.content.card import PLACEHOLDER, Card, MultipleChoice, ParseResult, Problem, content_hash
+from app.content.choices import check_multiple_choice
+from app.content.entries import (
+    KeyedEntry,
+    check_entries,
+    render_follow_ups,
+    render_red_flags,
+    written_keys,
 )
 from app.content.frontmatter import FrontMatter, check_fields, split_front_matter
 from app.content.rendering import MARKDOWN, plain_text, render_inline, render_tokens
@@ -35,15 +30,12 @@ from app.content.sections import (
     Found,
     RawSection,
     check_sections,
-    has_text,
-    line_of,
     render_sections,
     split_sections,
     walk,
 )
 
 _PLACEHOLDER = re.compile(rf"\b{PLACEHOLDER}\b")
-_OPTION = re.compile(r"^\[(?P<mark>[ xX])\]\s+(?P<text>.*?)(?:\s*\{flag=(?P<flag>[^}]*)\})?\s*$")
 
 
 @dataclass
@@ -54,8 +46,8 @@ class _Body:
     found: Found
     sections: dict[str, RawSection]
     notes: list[Token]
-    follow_ups: list[tuple[str, str, list[Token], int]]
-    red_flags: list[tuple[str, str, list[Token], int]]
+    follow_ups: list[KeyedEntry]
+    red_flags: list[KeyedEntry]
     multiple_choice: MultipleChoice | None
 
 
@@ -80,14 +72,16 @@ def _parse_body(text: str, body_start: int, path: str, problems: list[Problem]) 
     problems.extend(_placeholders(text, path))
     split = split_sections(tokens, body_start, path, problems)
     by_name = check_sections(split.sections, body_start, path, problems)
-    follow_ups = _entries(by_name.get("Follow-ups"), "follow-up", path, problems)
-    red_flags = _entries(by_name.get("Red flags"), "red flag", path, problems)
-    # Every key written counts, so a red flag missing its body is reported once.
-    flag_keys = (
-        {e.key for e in by_name["Red flags"].entries if e.key} if "Red flags" in by_name else set()
-    )
-    multiple_choice = _multiple_choice(
-        by_name.get("Multiple choice"), flag_keys, path, problems, body_start, env, found.slots
+    follow_ups = check_entries(by_name.get("Follow-ups"), "follow-up", path, problems)
+    red_flags = check_entries(by_name.get("Red flags"), "red flag", path, problems)
+    multiple_choice = check_multiple_choice(
+        by_name.get("Multiple choice"),
+        written_keys(by_name.get("Red flags")),
+        body_start,
+        path,
+        problems,
+        env,
+        found.slots,
     )
     return _Body(env, found, by_name, split.notes, follow_ups, red_flags, multiple_choice)
 
@@ -114,26 +108,8 @@ def _card(text: str, front: FrontMatter, fields: dict[str, Any], body: _Body) ->
         path=front.path,
         content_hash=content_hash(text),
         sections=sections,
-        follow_ups=tuple(
-            FollowUp(
-                key,
-                Markup(render_inline(title)),
-                plain_text(title),
-                render_tokens(tokens, env, slots=slots),
-                line,
-            )
-            for key, title, tokens, line in body.follow_ups
-        ),
-        red_flags=tuple(
-            RedFlag(
-                key,
-                Markup(render_inline(title)),
-                plain_text(title),
-                render_tokens(tokens, env, slots=slots),
-                line,
-            )
-            for key, title, tokens, line in body.red_flags
-        ),
+        follow_ups=render_follow_ups(body.follow_ups, env, slots),
+        red_flags=render_red_flags(body.red_flags, env, slots),
         multiple_choice=body.multiple_choice,
         notes=render_tokens(body.notes, env, slots=slots),
         links=tuple(body.found.links),
@@ -141,147 +117,3 @@ def _card(text: str, front: FrontMatter, fields: dict[str, Any], body: _Body) ->
         demos=tuple(body.found.demos),
         id_line=front.line_of("id"),
     )
-
-
-def _entries(
-    section: RawSection | None, kind: str, path: str, problems: list[Problem]
-) -> list[tuple[str, str, list[Token], int]]:
-    if section is None:
-        return []
-    if not section.entries:
-        problems.append(
-            Problem(
-                path, section.line, f"'{section.name}' needs at least one '### ' {kind} with a body"
-            )
-        )
-        return []
-    result = []
-    keys: dict[str, int] = {}
-    for entry in section.entries:
-        if entry.key is None:
-            problems.append(
-                Problem(
-                    path,
-                    entry.line,
-                    f"{kind} '{entry.title}' needs a stable key: end the heading with "
-                    f"{{#{slugify(entry.title)[:40].strip('-')}}}",
-                )
-            )
-            continue
-        if not ID_PATTERN.match(entry.key):
-            problems.append(
-                Problem(
-                    path,
-                    entry.line,
-                    f"{kind} key '{entry.key}' must be lowercase letters, digits and '-'",
-                )
-            )
-            continue
-        if entry.key in keys:
-            problems.append(
-                Problem(
-                    path,
-                    entry.line,
-                    f"{kind} key '{entry.key}' is used twice (first on line {keys[entry.key]})",
-                )
-            )
-            continue
-        keys[entry.key] = entry.line
-        if not has_text(entry.tokens):
-            what = (
-                "its approach" if kind == "follow-up" else "why it is wrong and what to say instead"
-            )
-            problems.append(
-                Problem(path, entry.line, f"{kind} '{entry.title}' has no body: write {what}")
-            )
-            continue
-        result.append((entry.key, entry.title, entry.tokens, entry.line))
-    return result
-
-
-def _multiple_choice(
-    section: RawSection | None,
-    flag_keys: set[str],
-    path: str,
-    problems: list[Problem],
-    offset: int,
-    env: dict[str, Any],
-    slots: list[LiveBinding | EmbeddedDemo],
-) -> MultipleChoice | None:
-    if section is None:
-        return None
-    prompt_tokens: list[Token] = []
-    choices: list[Choice] = []
-    depth = 0
-    in_list = False
-    before = len(problems)
-    for token in section.tokens:
-        if token.type == "bullet_list_open":
-            depth += 1
-            in_list = True
-            continue
-        if token.type == "bullet_list_close":
-            depth -= 1
-            continue
-        if not in_list:
-            prompt_tokens.append(token)
-            continue
-        if depth == 1 and token.type == "inline":
-            match = _OPTION.match(token.content.strip())
-            line = line_of(token, offset)
-            if not match:
-                problems.append(
-                    Problem(path, line, "option must start with '[ ]' (wrong) or '[x]' (correct)")
-                )
-                continue
-            correct = match.group("mark") in "xX"
-            flag = match.group("flag")
-            text = match.group("text")
-            if correct and flag:
-                problems.append(Problem(path, line, "the correct option must not name a red flag"))
-            if not correct:
-                if not flag:
-                    problems.append(
-                        Problem(
-                            path,
-                            line,
-                            "wrong option needs '{flag=KEY}' naming the red flag it shows",
-                        )
-                    )
-                elif flag.strip() not in flag_keys:
-                    known = ", ".join(sorted(flag_keys)) or "none"
-                    problems.append(
-                        Problem(
-                            path,
-                            line,
-                            f"wrong option names red flag '{flag}', which the card lacks "
-                            f"(red flags: {known})",
-                        )
-                    )
-            choices.append(
-                Choice(
-                    key=chr(ord("a") + len(choices)),
-                    html=Markup(render_inline(text)),
-                    text=plain_text(text),
-                    correct=correct,
-                    flag=flag.strip() if flag else None,
-                    line=line,
-                )
-            )
-    correct_count = sum(choice.correct for choice in choices)
-    if len(choices) < 2:
-        problems.append(
-            Problem(path, section.line, "multiple choice needs a list of at least two options")
-        )
-    elif correct_count != 1:
-        problems.append(
-            Problem(
-                path,
-                section.line,
-                f"multiple choice needs exactly one correct option ('[x]'), found {correct_count}",
-            )
-        )
-    if len(problems) != before:
-        return None
-    prompt = render_tokens(prompt_tokens if has_text(prompt_tokens) else [], env, slots=slots)
-    return MultipleChoice(prompt=prompt, choices=tuple(choices))
