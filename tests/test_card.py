@@ -3,7 +3,8 @@
 import pytest
 from bs4 import BeautifulSoup
 
-from app.content.card import Problem, parse_card
+from app.content.card import Problem
+from app.content.parse import parse_card
 from app.content.rendering import MARKDOWN, render_tokens
 from tests.cardtext import GOOD_CARD, line_of
 

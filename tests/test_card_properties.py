@@ -3,7 +3,7 @@
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.content.card import parse_card
+from app.content.parse import parse_card
 from tests.cardtext import GOOD_CARD
 
 PATH = "content/testdeck/fuzz.md"

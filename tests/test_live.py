@@ -253,7 +253,7 @@ def test_check_run_demos_reports_claim_and_measurement(
 
 
 def test_check_flags_unknown_demo_output_and_parameter(tmp_path: Path) -> None:
-    from app.content.card import parse_card
+    from app.content.parse import parse_card
 
     text = LIVE_CARD.replace(
         "score_variance.variance(d_k=128, divisor=none)", "score_variance.varience(d_k=128)"

@@ -9,7 +9,8 @@ May import: :mod:`app.demos` (specs, to check bindings) and itself. Never the
 web, the CLI, storage, practice or torch (tests/test_architecture.py).
 """
 
-from app.content.card import Card, ParseResult, Problem, parse_card
+from app.content.card import Card, ParseResult, Problem
 from app.content.library import Library, Snapshot
+from app.content.parse import parse_card
 
 __all__ = ["Card", "Library", "ParseResult", "Problem", "Snapshot", "parse_card"]

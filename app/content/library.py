@@ -1,6 +1,6 @@
 """The loaded cards: every deck under the content folder, checked and indexed.
 
-:class:`Library` reads card files, runs the per-file checks of :mod:`app.content.card`
+:class:`Library` reads card files, runs the per-file checks of :mod:`app.content.parse`
 and the checks that span files (duplicate ids, links to cards that do not
 exist), and keeps the last good version of a card whose file is now broken so
 the site keeps serving it while the author fixes the edit. Parsed cards are
@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from app.content.card import Card, ParseResult, Problem, content_hash, parse_card
+from app.content.card import Card, ParseResult, Problem, content_hash
+from app.content.parse import parse_card
 
 logger = logging.getLogger(__name__)
 

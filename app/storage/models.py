@@ -55,7 +55,7 @@ metadata = SQLModel.metadata
 
 # The answer part of a card is the review item whose follow_up is empty.
 ANSWER = ""
-ID_LENGTH = 80  # card ids and follow-up keys: see app.content.card's _ID pattern
+ID_LENGTH = 80  # card ids and follow-up keys: see app.content.card.ID_PATTERN
 UID_LENGTH = 32  # uuid4().hex
 KEY_LENGTH = 255  # app.accounts.limits: a sign-in name (100 characters, lower-cased) or an address
 

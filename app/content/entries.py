@@ -1,0 +1,95 @@
+"""Follow-ups and red flags: the ``###`` entries with a stable ``{#key}``.
+
+Progress and multiple-choice options refer to an entry by its key, so a key
+must be written, well formed and unique within its section.
+:func:`check_entries` reports what is wrong and keeps the good entries;
+:func:`render_follow_ups` and :func:`render_red_flags` render them.
+"""
+
+from typing import Any, NamedTuple
+
+from markdown_it.token import Token
+from markupsafe import Markup
+
+from app.content.binding import EmbeddedDemo, LiveBinding
+from app.content.card import ID_PATTERN, FollowUp, Problem, RedFlag, slugify
+from app.content.rendering import Rich, plain_text, render_inline, render_tokens
+from app.content.sections import Entry, RawSection, has_text
+
+
+class KeyedEntry(NamedTuple):
+    """An entry that passed its checks."""
+
+    key: str
+    title: str
+    tokens: list[Token]
+    line: int
+
+
+def check_entries(
+    section: RawSection | None, kind: str, path: str, problems: list[Problem]
+) -> list[KeyedEntry]:
+    """Check the entries of a Follow-ups or Red flags section; ``kind`` names one."""
+    if section is None:
+        return []
+    if not section.entries:
+        message = f"'{section.name}' needs at least one '### ' {kind} with a body"
+        problems.append(Problem(path, section.line, message))
+        return []
+    result = []
+    keys: dict[str, int] = {}
+    for entry in section.entries:
+        checked = _check_entry(entry, kind, keys)
+        if isinstance(checked, str):
+            problems.append(Problem(path, entry.line, checked))
+        else:
+            result.append(checked)
+    return result
+
+
+def _check_entry(entry: Entry, kind: str, keys: dict[str, int]) -> KeyedEntry | str:
+    """The entry with its key, or what is wrong with it; records a good key in ``keys``."""
+    if entry.key is None:
+        suggestion = slugify(entry.title)[:40].strip("-")
+        return (
+            f"{kind} '{entry.title}' needs a stable key: end the heading with {{#{suggestion}}}"
+        )
+    if not ID_PATTERN.match(entry.key):
+        return f"{kind} key '{entry.key}' must be lowercase letters, digits and '-'"
+    if entry.key in keys:
+        return f"{kind} key '{entry.key}' is used twice (first on line {keys[entry.key]})"
+    keys[entry.key] = entry.line
+    if not has_text(entry.tokens):
+        what = "its approach" if kind == "follow-up" else "why it is wrong and what to say instead"
+        return f"{kind} '{entry.title}' has no body: write {what}"
+    return KeyedEntry(entry.key, entry.title, entry.tokens, entry.line)
+
+
+def written_keys(section: RawSection | None) -> set[str]:
+    # Every key written counts, so a red flag missing its body is reported once
+    # (by check_entries), not again by each option that names it.
+    return {entry.key for entry in section.entries if entry.key} if section else set()
+
+
+def render_follow_ups(
+    entries: list[KeyedEntry], env: dict[str, Any], slots: list[LiveBinding | EmbeddedDemo]
+) -> tuple[FollowUp, ...]:
+    return tuple(FollowUp(*_rendered(entry, env, slots)) for entry in entries)
+
+
+def render_red_flags(
+    entries: list[KeyedEntry], env: dict[str, Any], slots: list[LiveBinding | EmbeddedDemo]
+) -> tuple[RedFlag, ...]:
+    return tuple(RedFlag(*_rendered(entry, env, slots)) for entry in entries)
+
+
+def _rendered(
+    entry: KeyedEntry, env: dict[str, Any], slots: list[LiveBinding | EmbeddedDemo]
+) -> tuple[str, Markup, str, Rich, int]:
+    return (
+        entry.key,
+        Markup(render_inline(entry.title)),
+        plain_text(entry.title),
+        render_tokens(entry.tokens, env, slots=slots),
+        entry.line,
+    )
