@@ -143,3 +143,45 @@ def test_a_forbidden_import_is_reported_with_its_line(
     [found] = violations(tmp_path)
     assert found.startswith(f"app/{part}/bad.py:5: ")
     assert message in found
+
+
+# Migrations are history: an applied revision is never rewritten to shorten it.
+SIZE_EXEMPT = APP / "storage" / "migrations" / "versions"
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 80
+
+
+def sized_modules() -> list[Path]:
+    return [path for path in sorted(APP.rglob("*.py")) if SIZE_EXEMPT not in path.parents]
+
+
+def test_no_module_is_over_400_lines() -> None:
+    long = {
+        str(path.relative_to(PROJECT_ROOT)): lines
+        for path in sized_modules()
+        if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}
+
+
+def test_no_function_is_over_80_lines() -> None:
+    long = []
+    for path in sized_modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(PROJECT_ROOT)}:{node.lineno} {node.name}")
+    assert long == []
+
+
+def test_no_function_is_more_complex_than_radon_c() -> None:
+    from radon.complexity import cc_rank, cc_visit
+
+    complex_ = [
+        f"{path.relative_to(PROJECT_ROOT)}:{block.lineno} {block.name} {cc_rank(block.complexity)}"
+        for path in sized_modules()
+        for block in cc_visit(path.read_text())
+        if cc_rank(block.complexity) not in "ABC"
+    ]
+    assert complex_ == []
