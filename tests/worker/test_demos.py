@@ -128,3 +128,11 @@ def _worker_modules() -> list[str]:
 def test_docstring_examples_run(module: str) -> None:
     failures, _ = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert failures == 0
+
+
+def test_the_worker_runs_every_demo_of_the_catalog_with_its_own_spec() -> None:
+    # One declaration per demo: the worker's Demo wraps the very spec the web reads.
+    from app.demos import CATALOG
+
+    assert list(DEMOS) == list(CATALOG)
+    assert all(DEMOS[name].spec is CATALOG[name] for name in CATALOG)

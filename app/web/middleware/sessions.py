@@ -1,7 +1,7 @@
 """Sessions in a signed cookie: who is signed in, and the session's CSRF token.
 
 The cookie holds ``base64(json).signature``, an HMAC-SHA256 of the payload
-under the server's secret key (``Settings.session_secret``): the browser can
+under the server's secret key (``app.web.secret.session_secret``): the browser can
 read nothing it could not already know and change nothing without the key.
 It is HttpOnly (scripts never see it), SameSite=Lax, and Secure whenever the
 request came over HTTPS (``scope["scheme"]``, which uvicorn's proxy-headers
