@@ -7,15 +7,15 @@ FastAPI runs them in its thread pool, off the event loop.
 import time
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
+from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.accounts import users as accounts
 from app.accounts.limits import LoginLimiter
 from app.accounts.users import Account, AccountError, NameTaken
+from app.web.deps import AccountDep, AdminDep, SessionDep
 from app.web.middleware.auth import ACCOUNT_KEY
 from app.web.middleware.sessions import session_of
-from app.web.routes.progress import SessionDep
 from app.web.templating import templates
 
 router = APIRouter()
@@ -24,23 +24,6 @@ WRONG = "Wrong name or password: check both and try again."
 # Every refused sign-in takes at least this long, whatever the reason, so the
 # time taken tells nothing about which names exist.
 MIN_REFUSAL_SECONDS = 0.25
-
-
-async def get_account(request: Request) -> Account:
-    account: Account | None = getattr(request.state, ACCOUNT_KEY, None)
-    if account is None:
-        raise HTTPException(401, "Sign in first: your session has ended.")
-    return account
-
-
-async def get_admin(account: Annotated[Account, Depends(get_account)]) -> Account:
-    if not account.is_admin:
-        raise HTTPException(403, "Only an admin can manage users and invites.")
-    return account
-
-
-AccountDep = Annotated[Account, Depends(get_account)]
-AdminDep = Annotated[Account, Depends(get_admin)]
 
 
 def _safe_next(target: str) -> str:

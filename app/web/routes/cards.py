@@ -11,12 +11,10 @@ from app.content.library import Snapshot
 from app.live.results import LiveResults, demo_views
 from app.practice import MAX_ANSWER_LENGTH
 from app.practice.progress import record_choice
+from app.web.deps import CardDep, LearnerDep, LiveDep, SessionDep, SnapshotDep, get_card
 from app.web.middleware import csrf
 from app.web.pagecache import PageCache
 from app.web.render import render
-from app.web.routes.deps import CardDep, SnapshotDep, get_card
-from app.web.routes.live import LiveDep
-from app.web.routes.progress import LearnerDep, SessionDep
 from app.web.templating import templates
 
 router = APIRouter()

@@ -3,7 +3,7 @@
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
-from app.web.routes.deps import SnapshotDep
+from app.web.deps import SnapshotDep
 from app.web.templating import templates
 
 router = APIRouter()

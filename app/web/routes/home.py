@@ -5,8 +5,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
+from app.web.deps import SnapshotDep
 from app.web.render import render
-from app.web.routes.deps import SnapshotDep
 
 router = APIRouter()
 

@@ -3,27 +3,19 @@
 import re
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
 from app.live.client import WorkerError, WorkerRejected
-from app.live.results import DemoView, LiveResults, demo_view
+from app.live.results import DemoView, demo_view
+from app.web.deps import CardDep, HtmxDep, LiveDep
 from app.web.render import render
-from app.web.routes.deps import CardDep, HtmxDep
 from app.web.templating import templates
 
 router = APIRouter()
 
 _SLOT = re.compile(r"^[a-z0-9-]{1,120}$")
 RESERVED = {"_slot"}
-
-
-async def get_live(request: Request) -> LiveResults:
-    live: LiveResults = request.app.state.live
-    return live
-
-
-LiveDep = Annotated[LiveResults, Depends(get_live)]
 
 
 @router.get("/cards/{card_id}/live", response_class=HTMLResponse, name="card_live")

@@ -22,11 +22,9 @@ from app.practice import Due, Graded, Item, ReviewError
 from app.practice.activity import Learner
 from app.practice.scheduling import Rating
 from app.settings import Settings
+from app.web.deps import HtmxDep, LearnerDep, LiveDep, SchedulerDep, SessionDep, SnapshotDep
 from app.web.errors import status_of
 from app.web.render import render
-from app.web.routes.deps import HtmxDep, SnapshotDep
-from app.web.routes.live import LiveDep
-from app.web.routes.progress import LearnerDep, SchedulerDep, SessionDep
 from app.web.templating import templates
 
 router = APIRouter()

@@ -15,9 +15,8 @@ from sqlalchemy.orm import Session
 from app.content.library import Snapshot
 from app.practice import progress, stats
 from app.practice.activity import Learner
+from app.web.deps import LearnerDep, SchedulerDep, SessionDep, SnapshotDep
 from app.web.middleware.csrf import MAX_UPLOAD_BYTES
-from app.web.routes.deps import SnapshotDep
-from app.web.routes.progress import LearnerDep, SchedulerDep, SessionDep
 from app.web.templating import templates
 
 router = APIRouter()
