@@ -3,13 +3,15 @@
 SQLite by default, PostgreSQL when ``QUIZLAB_DATABASE_URL`` names one. The
 schema is changed only by the Alembic migrations in ``migrations/``.
 
-Transactions: the caller owns them. Functions in :mod:`app.practice`,
-:mod:`app.accounts` and here that take a ``Session`` add, flush and read, but
-never commit; whoever opened the session (a request's ``SessionDep``, a CLI
-command, a test) commits once at the end of its unit of work, so one request
-is one transaction. The exceptions open their own short session and say so
-(the result store, the sign-in limiter's reservations), because they must
-commit independently of a request that may fail.
+Transactions: services commit. A public function of :mod:`app.practice` or
+:mod:`app.accounts` that changes stored data is one unit of work: it commits
+before it returns, and when it refuses (a domain error) it rolls back what it
+wrote before raising. Routes and CLI commands never commit or roll back around
+a service call. The exceptions are building blocks whose docstrings say "the
+caller commits" (``rebuild_schedule``, ``activity.rebuild``): a CLI command that
+composes several of them into one unit commits once at the end. The result
+store and the sign-in limiter open their own short sessions, because they
+must commit whatever becomes of the request that uses them.
 
 May import: itself. Never content, practice, the web, the CLI or torch
 (tests/test_architecture.py).

@@ -305,8 +305,7 @@ def grade(
             duration_ms=form.duration_ms(now),
             practice=practising,
         )
-    except ReviewError as error:
-        session.rollback()
+    except ReviewError as error:  # grade() rolled back what it had written
         return _refused(
             request, session, learner, snapshot, live, htmx, sent=sent, error=error, now=now
         )
