@@ -1,5 +1,6 @@
 """Pages through the ASGI client, parsed as HTML: what a learner sees and can do."""
 
+import pytest
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
 
@@ -157,3 +158,18 @@ def test_static_assets_are_cached_and_pages_compressed(client: TestClient) -> No
     assert response.headers["cache-control"] == "public, max-age=31536000, immutable"
     card = client.get("/cards/test-scaling", headers={"Accept-Encoding": "gzip"})
     assert card.headers["content-encoding"] == "gzip"
+
+
+@pytest.mark.parametrize(
+    "path", ["/", "/cards/test-scaling", "/decks/testdeck", "/review", "/stats"]
+)
+def test_head_answers_like_get_without_a_body(client: TestClient, path: str) -> None:
+    got = client.get(path)
+    head = client.head(path)
+    assert (head.status_code, got.status_code) == (200, 200)
+    assert head.content == b""
+    assert head.headers["content-type"] == got.headers["content-type"]
+
+
+def test_head_on_a_post_only_route_is_405(client: TestClient) -> None:
+    assert client.head("/review/grade").status_code == 405

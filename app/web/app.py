@@ -19,6 +19,7 @@ from app.storage.results import DatabaseResultStore
 from app.web import errors
 from app.web.middleware.auth import AccountMiddleware
 from app.web.middleware.csrf import CSRFMiddleware
+from app.web.middleware.head import HeadMiddleware
 from app.web.middleware.security import SecurityHeadersMiddleware
 from app.web.middleware.sessions import SessionMiddleware
 from app.web.pagecache import PageCache
@@ -96,6 +97,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(SessionMiddleware, secret=session_secret(settings))
     app.add_middleware(GZipMiddleware, minimum_size=500)
     app.add_middleware(SecurityHeadersMiddleware)
+    app.add_middleware(HeadMiddleware)  # outermost: every GET route answers HEAD
     errors.install(app)
     app.mount("/static", CachedStaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(health.router)
