@@ -10,10 +10,11 @@ are shared between web replicas.
 import asyncio
 import logging
 import math
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal, Protocol
+
+from cachetools import LRUCache
 
 from app.content.binding import EmbeddedDemo, LiveBinding
 from app.content.card import Card, Problem
@@ -24,6 +25,7 @@ logger = logging.getLogger(__name__)
 
 Status = Literal["checked", "differs", "pending", "unavailable"]
 MEMORY_ENTRIES = 4096
+FAILURE_ENTRIES = 1024  # reasons kept for polling fragments; a bound, not a log
 
 
 @dataclass(frozen=True)
@@ -90,11 +92,11 @@ class LiveResults:
     def __init__(self, client: WorkerClient | None, store: ResultStore | None = None) -> None:
         self.client = client
         self.store = store
-        self._memory: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._memory: LRUCache[str, dict[str, Any]] = LRUCache(maxsize=MEMORY_ENTRIES)
         self._running: dict[str, asyncio.Task[dict[str, Any]]] = {}
         # Why the last background run of a key failed, until it is read once, so
         # a polling status fragment stops and says so instead of spinning.
-        self._failed: dict[str, str] = {}
+        self._failed: LRUCache[str, str] = LRUCache(maxsize=FAILURE_ENTRIES)
         # The event loop keeps only weak references to tasks: hold background
         # runs here until they finish, or one could vanish mid-flight.
         self._background: set[asyncio.Task[dict[str, Any]]] = set()
@@ -125,16 +127,10 @@ class LiveResults:
 
     def cached(self, key: str) -> dict[str, Any] | None:
         """A result already in memory; never blocks."""
-        result = self._memory.get(key)
-        if result is not None:
-            self._memory.move_to_end(key)
-        return result
+        return self._memory.get(key)
 
     def _remember(self, key: str, result: dict[str, Any]) -> None:
         self._memory[key] = result
-        self._memory.move_to_end(key)
-        while len(self._memory) > MEMORY_ENTRIES:
-            self._memory.popitem(last=False)
 
     async def result(
         self, demo: str, params: dict[str, Scalar], *, persist: bool = True

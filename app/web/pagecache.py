@@ -6,31 +6,29 @@ reused until one of those changes. That keeps the page close to the speed of
 serving a precomputed string (see docs/performance.md).
 """
 
-from collections import OrderedDict
 from collections.abc import Hashable
 from threading import Lock
+
+from cachetools import LRUCache
 
 ENTRIES = 2048
 
 
 class PageCache:
-    """A small LRU of rendered bodies; safe to share between threads."""
+    """A small LRU of rendered bodies; safe to share between threads.
+
+    cachetools' LRUCache is not thread-safe by itself: a lock guards it.
+    """
 
     def __init__(self, entries: int = ENTRIES) -> None:
         self.entries = entries
-        self._pages: OrderedDict[Hashable, bytes] = OrderedDict()
+        self._pages: LRUCache[Hashable, bytes] = LRUCache(maxsize=entries)
         self._lock = Lock()
 
     def get(self, key: Hashable) -> bytes | None:
         with self._lock:
-            body = self._pages.get(key)
-            if body is not None:
-                self._pages.move_to_end(key)
-            return body
+            return self._pages.get(key)
 
     def put(self, key: Hashable, body: bytes) -> None:
         with self._lock:
             self._pages[key] = body
-            self._pages.move_to_end(key)
-            while len(self._pages) > self.entries:
-                self._pages.popitem(last=False)
