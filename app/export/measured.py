@@ -24,8 +24,13 @@ class ResultSource(Protocol):
     def many(self, keys: Collection[str]) -> Mapping[str, StoredResult]: ...
 
 
+def _written(value: Scalar) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def _call(demo: str, params: Mapping[str, Scalar]) -> str:
-    args = ", ".join(f"{name}={value}" for name, value in params.items())
+    """How a card writes a demo call: ``sdpa.variance(d_k=64, scaled=true)``."""
+    args = ", ".join(f"{name}={_written(value)}" for name, value in params.items())
     return f"{demo}({args})" if args else demo
 
 

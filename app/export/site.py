@@ -6,7 +6,7 @@ The layout mirrors the site's URLs, as files::
     decks/<deck>.html       a deck's cards
     cards/<card-id>.html    a card with everything shown
     assets/quizlab.css      static/app.css with static/export/site.css
-    assets/search.js        the search, reading the index embedded in index.html
+    assets/site.js          search (over an index embedded in index.html), long formulas
 
 Every link is relative and names a file, never a folder, so the copy works
 from any path on a server and from ``file://``. Search needs no server: the
@@ -37,7 +37,7 @@ from app.export.measured import Measured
 # app/export/site.py -> the project root, where templates/ and static/ live.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 STYLESHEETS = (PROJECT_ROOT / "static" / "app.css", PROJECT_ROOT / "static" / "export" / "site.css")
-SEARCH_SCRIPT = PROJECT_ROOT / "static" / "export" / "search.js"
+SCRIPT = PROJECT_ROOT / "static" / "export" / "site.js"
 # A file that marks a folder as an export, so a second export may clear it.
 MARKER = ".quizlab-site"
 
@@ -170,7 +170,7 @@ def write_site(
     assets = out / "assets"
     assets.mkdir()
     (assets / "quizlab.css").write_text("\n".join(p.read_text() for p in STYLESHEETS))
-    shutil.copyfile(SEARCH_SCRIPT, assets / "search.js")
+    shutil.copyfile(SCRIPT, assets / "site.js")
     for path, html in pages.items():
         target = out / path
         target.parent.mkdir(parents=True, exist_ok=True)

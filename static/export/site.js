@@ -1,7 +1,8 @@
-// Search in a static copy of Quizlab (app/export/site.py): no server, no fetch().
-// The index is a JSON block in index.html, because a page opened from file://
-// may not fetch another file. A card matches when it holds every word typed,
-// as on the site's own search.
+// The static copy of Quizlab (app/export/site.py): its one script, on every page.
+
+// Search without a server, on the home page. The index is a JSON block in
+// index.html, because a page opened from file:// may not fetch() another file.
+// A card matches when it holds every word typed, as on the site's own search.
 (function () {
   "use strict";
   var box = document.getElementById("search");
@@ -62,4 +63,32 @@
     input.value = query;
     show(query);
   }
+})();
+
+// Browsers do not break a formula across lines, so a long inline one scrolls in
+// its own box at phone width (site.css). A box that scrolls must take keyboard
+// focus (WCAG 2.1.1): give one to each formula that overflows, and only those.
+(function () {
+  "use strict";
+  var pending = false;
+  function mark() {
+    pending = false;
+    document.querySelectorAll("math:not([display='block'])").forEach(function (formula) {
+      var scrolls = formula.scrollWidth > formula.clientWidth + 1;
+      if (scrolls && !formula.hasAttribute("tabindex")) {
+        formula.setAttribute("tabindex", "0");
+        formula.setAttribute("data-scrolls", "");
+      } else if (!scrolls && formula.hasAttribute("data-scrolls")) {
+        formula.removeAttribute("tabindex");
+        formula.removeAttribute("data-scrolls");
+      }
+    });
+  }
+  mark();
+  window.addEventListener("resize", function () {
+    if (!pending) {
+      pending = true;
+      window.requestAnimationFrame(mark);
+    }
+  });
 })();
