@@ -144,6 +144,14 @@ def test_formulas_are_tex_for_anki_mathjax_and_code_is_coloured_inline(library: 
     assert notes["test-live"].fields["TL;DR"].endswith("see the scaling card.</p>\n")
 
 
+def test_a_card_edited_after_loading_is_exported_as_loaded(library: Library, content: Path) -> None:
+    card = library.load().cards["test-other"]
+    card_file = content / "testdeck" / "other.md"
+    card_file.write_text(card_file.read_text().replace("A normalised exponential.", "Changed."))
+    [note, _follow_up] = anki_notes([card], measure([card], None))
+    assert "A normalised exponential." in note.fields["Answer"]
+
+
 def test_live_numbers_are_the_last_measured_values(library: Library, database: Database) -> None:
     before = notes_of(library, DatabaseResultStore(database))["test-live"]
     assert before.fields["Live numbers"] == (

@@ -30,7 +30,7 @@ import genanki
 from markupsafe import Markup, escape
 
 from app.content.binding import LiveBinding
-from app.content.card import Card, parse_card
+from app.content.card import Card, content_hash, parse_card
 from app.content.rendering import Rich, tex_formulas
 from app.export.html import claims_only, inline_code_styles, link_cards
 from app.export.measured import LiveValue, Measured
@@ -131,11 +131,14 @@ def tex_card(card: Card) -> Card:
     """The card parsed again from its file, with formulas as TeX instead of MathML.
 
     Falls back to ``card`` (MathML, which current Anki versions also show) when
-    the file cannot be read or no longer parses.
+    the file cannot be read or has changed since ``card`` was loaded: the
+    export shows the version the rest of it (the cache key, the site) saw.
     """
     try:
         text = Path(card.path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
+        return card
+    if content_hash(text) != card.content_hash:
         return card
     with tex_formulas():
         parsed = parse_card(text, card.path).card
