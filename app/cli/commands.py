@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from app.cli.export import export_cli
 from app.settings import get_settings
 
 if TYPE_CHECKING:
@@ -158,6 +159,7 @@ user_cli = typer.Typer(
 cli.add_typer(db_cli, name="db")
 cli.add_typer(progress_cli, name="progress")
 cli.add_typer(user_cli, name="user")
+cli.add_typer(export_cli, name="export")
 
 
 def _database() -> "Database":

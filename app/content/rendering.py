@@ -7,7 +7,9 @@ allow-list of tags and attributes, so no script, event handler,
 """
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import nh3
@@ -112,10 +114,34 @@ def _highlight(code: str, lang: str, _attrs: str) -> str:
     return highlight(code, lexer, _FORMATTER)
 
 
+# Formulas are MathML on the site. An export for Anki asks for the TeX source
+# instead, which Anki typesets with its own MathJax. A context variable rather
+# than a parameter: every render call of the card parser follows it unchanged.
+_TEX_FORMULAS: ContextVar[bool] = ContextVar("tex_formulas", default=False)
+
+
+@contextmanager
+def tex_formulas() -> Iterator[None]:
+    """Within the block, formulas render as ``\\(...\\)`` and ``\\[...\\]`` TeX, not MathML.
+
+    >>> with tex_formulas():
+    ...     render_inline("$d_k$")
+    '\\\\(d_k\\\\)'
+    """
+    token = _TEX_FORMULAS.set(True)
+    try:
+        yield
+    finally:
+        _TEX_FORMULAS.reset(token)
+
+
 def _render_math(display: bool) -> Callable[..., str]:
     def render(
         _self: RendererHTML, tokens: Sequence[Token], idx: int, _opts: OptionsDict, _env: EnvType
     ) -> str:
+        if _TEX_FORMULAS.get():
+            tex = escape(tokens[idx].content.strip())
+            return f'<div class="math-display">\\[{tex}\\]</div>' if display else f"\\({tex}\\)"
         try:
             mathml = to_mathml(tokens[idx].content, display=display)
         except FormulaError as exc:
