@@ -38,6 +38,41 @@
   });
 })();
 
+// A formula wider than its line scrolls inside its own box (app.css). One that
+// does gets a tab stop, so it can be scrolled from the keyboard too (WCAG 2.1.1);
+// the others do not, or a card would have a hundred tab stops.
+(function () {
+  "use strict";
+  var pending = false;
+  function mark() {
+    pending = false;
+    document.querySelectorAll("math:not([display='block'])").forEach(function (formula) {
+      if (formula.scrollWidth > formula.clientWidth + 1) {
+        if (!formula.hasAttribute("tabindex")) {
+          formula.setAttribute("tabindex", "0");
+          formula.setAttribute("data-scrolls", "");
+        }
+      } else if (formula.hasAttribute("data-scrolls")) {
+        formula.removeAttribute("tabindex");
+        formula.removeAttribute("data-scrolls");
+      }
+    });
+  }
+  function soon() {
+    if (!pending) {
+      pending = true;
+      window.requestAnimationFrame(mark);
+    }
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", mark);
+  } else {
+    mark();
+  }
+  window.addEventListener("resize", soon);
+  document.addEventListener("htmx:afterSettle", mark);
+})();
+
 // Stats: a chart wider than the screen starts scrolled to its latest end.
 (function () {
   "use strict";

@@ -12,8 +12,10 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
 
-from app.settings import Settings
+from app.library import Library
+from app.settings import PROJECT_ROOT, Settings
 from tests.conftest import LiveServer
+from tests.layout import no_horizontal_scroll
 
 pytestmark = pytest.mark.browser
 
@@ -31,11 +33,6 @@ def server(tmp_path_factory: pytest.TempPathFactory, worker_url: str) -> Iterato
     )
     with LiveServer(settings) as live:
         yield live
-
-
-def no_horizontal_scroll(page: Page) -> None:
-    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-    assert overflow <= 0, f"page scrolls sideways by {overflow}px"
 
 
 def test_learner_journey(page: Page, server: LiveServer, artifacts: Path) -> None:
@@ -178,3 +175,38 @@ def test_embedded_demo_updates_in_place(page: Page, server: LiveServer, artifact
     page.set_viewport_size(PHONE)
     no_horizontal_scroll(page)
     demo.screenshot(path=artifacts / "demo-phone.png")
+
+
+BUNDLED_CARDS = sorted(Library(PROJECT_ROOT / "content").load().cards)
+
+
+def reveal_everything(page: Page) -> None:
+    """Reveal the card, open every follow-up, and wait for every live number and demo."""
+    page.get_by_role("button", name="Reveal answer").click()
+    expect(page.locator(".your-answer")).to_be_visible()
+    for details in page.locator("details").all():
+        details.evaluate("element => element.open = true")
+    expect(page.locator(".badge-pending")).to_have_count(0, timeout=60_000)
+    expect(page.locator(".demo-status")).to_have_count(0, timeout=60_000)
+
+
+def test_every_card_revealed_fits_a_phone(page: Page, server: LiveServer, artifacts: Path) -> None:
+    """Long formulas, tables and code scroll inside their own box, whatever fonts are installed."""
+    assert len(BUNDLED_CARDS) >= 15
+    page.set_viewport_size(PHONE)
+    wide = []
+    for card_id in BUNDLED_CARDS:
+        page.goto(server.url + f"/cards/{card_id}")
+        reveal_everything(page)
+        no_horizontal_scroll(page, card_id)
+        # A formula that scrolls can be reached from the keyboard.
+        scrolling = page.locator("math[data-scrolls]")
+        wide += [card_id] * scrolling.count()
+        for formula in scrolling.all():
+            assert formula.get_attribute("tabindex") == "0"
+    assert wide, "no inline formula is wider than a phone: the test checks nothing"
+    page.goto(server.url + "/cards/attention-flash-online-softmax")
+    reveal_everything(page)
+    formula = page.locator("math[data-scrolls]").first
+    formula.scroll_into_view_if_needed()
+    page.screenshot(path=artifacts / "formula-scrolls-phone.png")

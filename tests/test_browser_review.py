@@ -18,16 +18,12 @@ from playwright.sync_api import Page, expect
 from app.settings import Settings
 from tests.cardtext import GOOD_CARD, OTHER_CARD
 from tests.conftest import LiveServer
+from tests.layout import no_horizontal_scroll
 
 pytestmark = pytest.mark.browser
 
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
-
-
-def no_horizontal_scroll(page: Page) -> None:
-    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-    assert overflow <= 0, f"page scrolls sideways by {overflow}px"
 
 
 def _content(root: Path) -> Path:
