@@ -16,6 +16,9 @@
     var shortcut = document.querySelector("[data-shortcut='" + (event.key === " " ? "Space" : event.key) + "']");
     if (shortcut && !shortcut.disabled) {
       event.preventDefault();
+      // A form that htmx has not wired up yet (the page is still loading) would
+      // be sent as a plain form: wire it up first. Processing twice is a no-op.
+      if (shortcut.form && window.htmx) window.htmx.process(shortcut.form);
       shortcut.click();
     }
   });

@@ -175,6 +175,30 @@ def test_a_double_click_on_a_grade_records_one_review(page: Page, server: LiveSe
     assert after == before + 1
 
 
+# Presses a key in the same task that the grade buttons appear in: the
+# fastest a learner could be, and faster than a 20 ms settle delay.
+PRESS_WHEN_GRADES_APPEAR = """key => {
+  new MutationObserver((changes, observer) => {
+    if (!document.querySelector("button.grade")) return;
+    observer.disconnect();
+    document.body.dispatchEvent(new KeyboardEvent("keydown", {key, bubbles: true}));
+  }).observe(document.body, {childList: true, subtree: true});
+}"""
+
+
+def test_a_grade_key_pressed_as_the_buttons_appear_is_recorded_in_place(
+    page: Page, server: LiveServer
+) -> None:
+    """No race: a key pressed the moment the grade buttons appear goes through htmx."""
+    page.goto(server.url + "/review?mode=practice")
+    page.evaluate("window.sameDocument = true")
+    for key, grade in [("3", "Good"), ("1", "Again"), ("4", "Easy")]:
+        page.evaluate(PRESS_WHEN_GRADES_APPEAR, key)
+        page.get_by_role("button", name="Reveal answer").click()
+        expect(page.locator("#review-notice")).to_contain_text(f"Recorded {grade}")
+    assert page.evaluate("window.sameDocument") is True  # no plain form post, no reload
+
+
 def audit(page: Page, label: str, artifacts: Path, name: str) -> None:
     results = Axe().run(page)
     assert results.violations_count == 0, (label, results.generate_report())
