@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from app.settings import Settings
 from tests.cardtext import GOOD_CARD, OTHER_CARD
@@ -197,6 +197,53 @@ def test_a_grade_key_pressed_as_the_buttons_appear_is_recorded_in_place(
         page.get_by_role("button", name="Reveal answer").click()
         expect(page.locator("#review-notice")).to_contain_text(f"Recorded {grade}")
     assert page.evaluate("window.sameDocument") is True  # no plain form post, no reload
+
+
+def on_screen(button: Locator) -> bool:
+    """Whether a button is inside the viewport and not covered: tappable without a scroll."""
+    return bool(
+        button.evaluate(
+            """b => {
+              const r = b.getBoundingClientRect();
+              if (r.top < 0 || r.bottom > innerHeight) return false;
+              return b.contains(document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2));
+            }"""
+        )
+    )
+
+
+def test_grade_buttons_stay_on_a_phone_screen(
+    browser: Browser, server: LiveServer, artifacts: Path
+) -> None:
+    """After Reveal the grades are tappable without scrolling; a touch screen shows no key hints."""
+    phone = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    page = phone.new_page()
+    page.goto(server.url + "/review?mode=practice")
+    expect(page.locator("#review-hint")).to_have_text(
+        "Type it or say it out loud, then reveal.", use_inner_text=True
+    )
+    # A long answer: the revealed page is taller than the screen.
+    page.get_by_label("Your answer").fill("\n".join(f"point {n}" for n in range(40)))
+    page.get_by_role("button", name="Reveal answer").tap()
+    grades = page.locator("button.grade")
+    expect(grades).to_have_count(4)
+    for scroll in ["0", "document.body.scrollHeight / 2", "document.body.scrollHeight"]:
+        page.evaluate(f"window.scrollTo(0, {scroll})")
+        for button in grades.all():
+            assert on_screen(button), (scroll, button.inner_text())
+    expect(page.locator(".key-hint").first).to_be_hidden()
+    expect(page.locator(".grade-hint")).not_to_contain_text("Keys", use_inner_text=True)
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=artifacts / "review-revealed-touch-phone.png")
+    grades.nth(2).tap()
+    expect(page.locator("#review-notice")).to_contain_text("Recorded Good")
+    phone.close()
+
+    page = browser.new_page(viewport=DESKTOP)  # a mouse and keys: the hints are there
+    page.goto(server.url + "/review?mode=practice")
+    page.get_by_role("button", name="Reveal answer").click()
+    expect(page.locator(".grade-hint")).to_contain_text("Keys 1–4 grade")
+    page.close()
 
 
 def audit(page: Page, label: str, artifacts: Path, name: str) -> None:
