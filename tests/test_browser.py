@@ -210,3 +210,17 @@ def test_every_card_revealed_fits_a_phone(page: Page, server: LiveServer, artifa
     formula = page.locator("math[data-scrolls]").first
     formula.scroll_into_view_if_needed()
     page.screenshot(path=artifacts / "formula-scrolls-phone.png")
+
+
+def test_a_formula_in_a_heading_keeps_its_lines_evenly_spaced(page: Page, server: LiveServer) -> None:
+    """QKᵀ in the question must not push its line away from the next."""
+    for viewport in [DESKTOP, PHONE]:
+        page.set_viewport_size(viewport)
+        page.goto(server.url + f"/cards/{FIRST_CARD}")
+        heading = page.locator("h1#question")
+        expect(heading.locator("math")).to_have_count(1)
+        height, line = heading.evaluate(
+            "h => [h.getBoundingClientRect().height, parseFloat(getComputedStyle(h).lineHeight)]"
+        )
+        lines = round(height / line)
+        assert lines >= 2 and abs(height - lines * line) <= 1, (viewport, height, line)

@@ -309,6 +309,12 @@ def test_importing_a_progress_file_on_the_stats_page(
     with LiveServer(settings) as live:
         page.goto(live.url + "/stats")
         empty = page.locator(".stat-tiles").inner_text()
+        # The Import button sits level with its file picker.
+        picker = page.get_by_label("Import a progress file").bounding_box()
+        button = page.get_by_role("button", name="Import", exact=True).bounding_box()
+        assert picker is not None and button is not None
+        middle = [box["y"] + box["height"] / 2 for box in (picker, button)]
+        assert abs(middle[0] - middle[1]) <= 2, middle
         page.get_by_label("Import a progress file").set_input_files(history)
         page.get_by_role("button", name="Import", exact=True).click()
         expect(page.locator("#import-message")).to_have_text(

@@ -143,6 +143,30 @@ def test_unknown_ids_are_404_pages(client: TestClient) -> None:
         assert response.status_code == 404, url
         page = soup_of(response.text)
         assert page.select_one("h1").get_text() == "Not found"  # type: ignore[union-attr]
+    # Not Starlette's "Not Found" under the title again: what happened, in a sentence.
+    message = soup_of(client.get("/nope").text).select_one(".error-message")
+    assert message is not None
+    assert " ".join(message.get_text().split()) == (
+        "There is no page at /nope: check the address, or start from the decks."
+    )
+
+
+def test_an_unknown_demo_is_a_404_that_lists_the_demos(client: TestClient) -> None:
+    for headers in [{}, HX]:
+        response = client.get("/demos/nope", headers=headers)
+        assert response.status_code == 404
+        text = " ".join(soup_of(response.text).get_text().split())
+        assert "There is no demo called 'nope'. The demos are score_variance, " in text
+
+
+def test_pages_link_an_icon_that_is_served(client: TestClient) -> None:
+    icon = soup_of(client.get("/").text).select_one("link[rel=icon]")
+    assert icon is not None
+    for url in [str(icon["href"]), "/favicon.ico"]:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert response.headers["content-type"].startswith("image/svg+xml")
+        assert response.text.startswith("<svg")
 
 
 def test_bad_view_is_422(client: TestClient) -> None:

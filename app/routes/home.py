@@ -3,10 +3,10 @@
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import FileResponse, HTMLResponse
 
 from app.routes.deps import HtmxDep, SnapshotDep
-from app.templating import templates
+from app.templating import STATIC_DIR, templates
 
 router = APIRouter()
 
@@ -27,3 +27,13 @@ async def home(
     }
     template = "_search_results.html" if htmx else "home.html"
     return templates.TemplateResponse(request, template, context)
+
+
+@router.get("/favicon.ico", include_in_schema=False)
+async def favicon() -> FileResponse:
+    """The site's icon, for clients that ask for /favicon.ico instead of reading the page's link."""
+    return FileResponse(
+        STATIC_DIR / "favicon.svg",
+        media_type="image/svg+xml",
+        headers={"Cache-Control": "public, max-age=86400"},
+    )

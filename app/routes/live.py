@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
-from app.demos import UnknownDemo
+from app.demos import UnknownDemo, catalog
 from app.livecheck import DemoView, LiveResults, demo_view
 from app.routes.deps import CardDep, HtmxDep
 from app.templating import templates
@@ -53,8 +53,11 @@ async def demo(
     given = {k: v for k, v in request.query_params.items() if k not in RESERVED}
     try:
         view = demo_view(live, demo_name, dict(given), slot)
-    except UnknownDemo as exc:
-        raise HTTPException(404, f"{exc}.") from None
+    except UnknownDemo:
+        known = ", ".join(catalog())
+        raise HTTPException(
+            404, f"There is no demo called '{demo_name}'. The demos are {known}."
+        ) from None
     except ValueError as exc:  # a parameter out of bounds or of the wrong type
         raise HTTPException(422, f"{exc}.") from None
     context: dict[str, Any] = {"view": view, "error": None}
