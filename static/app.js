@@ -90,3 +90,21 @@
     scrollToEnd();
   }
 })();
+
+// Print every follow-up's approach: open the closed ones for the printout, and
+// close them again after (app.css prints the open ones; this covers browsers
+// that cannot style a closed details element's content).
+(function () {
+  "use strict";
+  var opened = [];
+  window.addEventListener("beforeprint", function () {
+    document.querySelectorAll("details:not([open])").forEach(function (details) {
+      details.open = true;
+      opened.push(details);
+    });
+  });
+  window.addEventListener("afterprint", function () {
+    opened.forEach(function (details) { details.open = false; });
+    opened = [];
+  });
+})();

@@ -224,3 +224,29 @@ def test_a_formula_in_a_heading_keeps_its_lines_evenly_spaced(page: Page, server
         )
         lines = round(height / line)
         assert lines >= 2 and abs(height - lines * line) <= 1, (viewport, height, line)
+
+
+def test_a_revealed_card_prints_its_content_with_every_approach(
+    page: Page, server: LiveServer, artifacts: Path
+) -> None:
+    page.set_viewport_size(DESKTOP)
+    page.goto(server.url + f"/cards/{FIRST_CARD}")
+    reveal_everything(page)
+    page.evaluate("document.querySelectorAll('details').forEach(d => d.open = false)")
+    page.emulate_media(media="print")
+    for chrome in [
+        page.get_by_role("navigation", name="Main"),
+        page.get_by_role("navigation", name="Card view"),
+        page.get_by_role("button", name="Check my choice"),
+        page.locator("form.demo-controls").first,
+        page.locator(".site-footer"),
+    ]:
+        expect(chrome).to_be_hidden()
+    approaches = page.locator("ol.follow-ups .approach")
+    assert approaches.count() >= 3
+    for approach in approaches.all():
+        expect(approach).to_be_visible()
+    expect(page.locator("table.demo-numbers").first).to_be_visible()  # results stay
+    page.screenshot(path=artifacts / "card-print.png", full_page=True)
+    page.emulate_media(media="screen")
+    expect(approaches.first).to_be_hidden()  # the screen keeps them closed
