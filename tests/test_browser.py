@@ -41,7 +41,7 @@ def test_learner_journey(page: Page, server: LiveServer, artifacts: Path) -> Non
     expect(page.get_by_role("heading", level=1)).to_have_text("Practise for the ML interview")
 
     # Search as you type: htmx replaces the results without a page load.
-    page.get_by_label("Search cards by title, question or tag").fill("divide")
+    page.get_by_label("Search cards by title, question, tag or text").fill("divide")
     result = page.locator("#results ul.card-list li > a", has_text="scaling factor")
     expect(result).to_be_visible()
     assert "q=divide" in page.url  # the URL reflects the search, so it can be shared
@@ -212,7 +212,9 @@ def test_every_card_revealed_fits_a_phone(page: Page, server: LiveServer, artifa
     page.screenshot(path=artifacts / "formula-scrolls-phone.png")
 
 
-def test_a_formula_in_a_heading_keeps_its_lines_evenly_spaced(page: Page, server: LiveServer) -> None:
+def test_a_formula_in_a_heading_keeps_its_lines_evenly_spaced(
+    page: Page, server: LiveServer
+) -> None:
     """QKᵀ in the question must not push its line away from the next."""
     for viewport in [DESKTOP, PHONE]:
         page.set_viewport_size(viewport)
@@ -250,3 +252,24 @@ def test_a_revealed_card_prints_its_content_with_every_approach(
     page.screenshot(path=artifacts / "card-print.png", full_page=True)
     page.emulate_media(media="screen")
     expect(approaches.first).to_be_hidden()  # the screen keeps them closed
+
+
+def test_search_as_you_type_keeps_one_history_entry(page: Page, server: LiveServer) -> None:
+    """Typing replaces the URL instead of pushing one entry per keystroke; Back restores it."""
+    page.set_viewport_size(DESKTOP)
+    page.goto(server.url + "/")
+    entries = page.evaluate("history.length")
+    box = page.get_by_role("searchbox")
+    box.press_sequentially("soft", delay=300)  # slower than the 200 ms debounce: 4 requests
+    expect(page.locator("#results h2")).to_contain_text("match “soft”")
+    box.press_sequentially("max", delay=300)
+    expect(page.locator("#results h2")).to_contain_text("match “softmax”")
+    assert page.url == server.url + "/?q=softmax"
+    assert page.evaluate("history.length") == entries
+    page.locator("#results ul.card-list li > a").first.click()
+    expect(page.locator("h1#question")).to_be_visible()
+    page.go_back()
+    expect(page).to_have_url(server.url + "/?q=softmax")
+    expect(page.get_by_role("searchbox")).to_have_value("softmax")
+    expect(page.locator("#results h2")).to_contain_text("match “softmax”")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Practise for the ML interview")

@@ -1,7 +1,13 @@
 """Pages through the ASGI client, parsed as HTML: what a learner sees and can do."""
 
+from pathlib import Path
+
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
+
+from app.main import create_app
+from app.settings import Settings
+from tests.cardtext import OTHER_CARD
 
 HX = {"HX-Request": "true"}
 
@@ -31,11 +37,54 @@ def test_search_filters_by_title_question_and_tag(client: TestClient) -> None:
         assert titles == expected, query
 
 
+def test_search_ranks_title_then_question_then_tags_then_body(
+    settings: Settings, content_dir: Path
+) -> None:
+    """Where the word is decides the order, not the alphabet (app/search.py)."""
+    for n, (title, question, tags, body) in enumerate(
+        [
+            ("Apple", "What is it?", "fruit", "A zebra in the answer."),
+            ("Banana", "What is it?", "zebra", "Yellow."),
+            ("Cherry", "What is a zebra?", "fruit", "Red."),
+            ("Date", "Which zebra card is it?", "fruit", "Brown."),
+            ("Zebra crossing", "What is it?", "fruit", "Stripes."),
+            ("Zebra eggplant", "Which card is it?", "fruit", "Purple."),
+        ]
+    ):
+        text = (
+            OTHER_CARD.replace("id: test-other", f"id: rank-{n}")
+            .replace("title: Another card", f"title: {title}")
+            .replace("question: What is softmax?", f"question: {question}\ntags: [{tags}]")
+            .replace("A normalised exponential.", body)
+        )
+        (content_dir / "testdeck" / f"rank-{n}.md").write_text(text)
+    with TestClient(create_app(settings)) as client:
+        page = soup_of(client.get("/", params={"q": "Zebra"}).text)
+        titles = [a.get_text() for a in page.select("#results ul.card-list li > a")]
+        assert titles == ["Zebra crossing", "Zebra eggplant", "Cherry", "Date", "Banana", "Apple"]
+        # A word in the title beats two in the question; every word must be somewhere.
+        page = soup_of(client.get("/", params={"q": "zebra card"}).text)
+        titles = [a.get_text() for a in page.select("#results ul.card-list li > a")]
+        assert titles == ["Zebra eggplant", "Date"]
+
+
+def test_search_says_how_many_cards_match_in_words(client: TestClient) -> None:
+    for query, heading in [
+        ("dice", "1 card matches “dice”"),  # found in the body only
+        ("softmax", "2 cards match “softmax”"),
+        ("nothing-like-this", "0 cards match “nothing-like-this”"),
+    ]:
+        page = soup_of(client.get("/", params={"q": query}).text)
+        assert page.select_one("#results h2").get_text() == heading  # type: ignore[union-attr]
+
+
 def test_search_from_htmx_returns_only_the_results(client: TestClient) -> None:
     response = client.get("/", params={"q": "scaling"}, headers=HX)
     page = soup_of(response.text)
     assert page.find("html") is None
     assert page.select_one("#results") is not None
+    # The page and the fragment share a URL: a cache must keep them apart.
+    assert "HX-Request" in response.headers["vary"]
 
 
 def test_deck_page_lists_cards_with_difficulty_and_minutes(client: TestClient) -> None:

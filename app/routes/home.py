@@ -6,6 +6,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse
 
 from app.routes.deps import HtmxDep, SnapshotDep
+from app.search import search
 from app.templating import STATIC_DIR, templates
 
 router = APIRouter()
@@ -22,11 +23,15 @@ async def home(
     context = {
         "decks": snapshot.decks,
         "query": query,
-        "results": snapshot.search(query) if query else None,
+        "results": search(snapshot.cards.values(), query) if query else None,
         "card_count": len(snapshot.cards),
     }
     template = "_search_results.html" if htmx else "home.html"
-    return templates.TemplateResponse(request, template, context)
+    response = templates.TemplateResponse(request, template, context)
+    # One URL, two bodies: the results alone for htmx, the page otherwise. Back to
+    # a search URL must not show the cached results alone as the page.
+    response.headers["Vary"] = "HX-Request"
+    return response
 
 
 @router.get("/favicon.ico", include_in_schema=False)
