@@ -13,12 +13,15 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, Field
+from sqlalchemy import select
 from sqlalchemy.orm import Session
+from sqlmodel import col
 
 from app import review
 from app.activity import Learner
 from app.library import Snapshot
 from app.livecheck import LiveResults, demo_views
+from app.models import ReviewLog
 from app.review import Due, Graded, Item, ReviewConflict, ReviewError, UnknownItem
 from app.routes.deps import HtmxDep, SnapshotDep
 from app.routes.live import LiveDep
@@ -126,6 +129,29 @@ def _render(
     return templates.TemplateResponse(request, "review.html", context, status_code=status_code)
 
 
+def _recorded(
+    session: Session, learner: Learner, snapshot: Snapshot, token: str, now: datetime
+) -> Graded | None:
+    """The review a plain (no-JavaScript) grade form recorded, to confirm after its redirect."""
+    if not review.is_token(token):
+        return None
+    row = session.scalar(
+        select(ReviewLog).where(
+            col(ReviewLog.user_id) == learner.user_id, col(ReviewLog.uid) == token
+        )
+    )
+    if row is None:
+        return None
+    try:
+        item = review.find_item(snapshot, review.item_key(row.card_id, row.follow_up))
+    except UnknownItem:
+        return None
+    schedule = (
+        None if row.practice else review.current_schedule(session, learner.user_id, item, now)
+    )
+    return Graded(item, Rating(row.rating), row.practice, schedule)
+
+
 @router.get("/review", response_class=HTMLResponse, name="review")
 def review_page(
     request: Request,
@@ -137,7 +163,9 @@ def review_page(
     deck: Annotated[str, Query(max_length=80)] = "",
     mode: Annotated[Mode, Query()] = "due",
     after: Annotated[str, Query(max_length=200)] = "",
+    recorded: Annotated[str, Query(max_length=64)] = "",
 ) -> HTMLResponse:
+    now = datetime.now(UTC)
     context = _queue(
         request,
         session,
@@ -147,8 +175,10 @@ def review_page(
         deck=_deck(snapshot, deck),
         mode=mode,
         after=after,
-        now=datetime.now(UTC),
+        now=now,
     )
+    if recorded:
+        context["recorded"] = _recorded(session, learner, snapshot, recorded, now)
     return _render(request, htmx, context)
 
 
@@ -322,8 +352,14 @@ def grade(
         )
     after = sent.cursor if practice else ""
     if not htmx:
-        # Post/redirect/get: back to the queue, in the same deck and mode.
-        wanted = {"deck": sent.deck, "mode": "practice" if practice else "", "after": after}
+        # Post/redirect/get: back to the queue, in the same deck and mode, saying
+        # what was recorded (the token names the review) as the htmx path does.
+        wanted = {
+            "deck": sent.deck,
+            "mode": "practice" if practice else "",
+            "after": after,
+            "recorded": form.token,
+        }
         query = urlencode({name: value for name, value in wanted.items() if value})
         url = request.scope.get("root_path", "") + request.app.url_path_for("review")
         return RedirectResponse(f"{url}?{query}" if query else url, status_code=303)
