@@ -5,12 +5,13 @@ first load is weighed against the 100 KB budget, and axe-core audits every
 page at desktop and phone width with everything revealed.
 """
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from app.library import Library
 from app.settings import PROJECT_ROOT, Settings
@@ -273,3 +274,55 @@ def test_search_as_you_type_keeps_one_history_entry(page: Page, server: LiveServ
     expect(page.get_by_role("searchbox")).to_have_value("softmax")
     expect(page.locator("#results h2")).to_contain_text("match “softmax”")
     expect(page.get_by_role("heading", level=1)).to_have_text("Practise for the ML interview")
+
+
+def test_without_javascript_each_path_ends_where_the_script_would_take_it(
+    browser: Browser, worker_url: str, tmp_path: Path, artifacts: Path
+) -> None:
+    """A fresh server, a browser without JavaScript: quick scan, reveal, quiz, demo, grade."""
+    settings = Settings(data_dir=tmp_path / "data", reload_content=False, worker_url=worker_url)
+    context = browser.new_context(java_script_enabled=False, viewport=PHONE)
+    page = context.new_page()
+    with LiveServer(settings) as live:
+        # Quick scan: the page runs its live numbers itself, by reloading once.
+        page.goto(live.url + "/cards/attention-kv-cache-quantization?view=scan")
+        expect(page.locator(".badge-pending")).to_have_count(1)  # for a moment
+        expect(page).to_have_url(re.compile(r"run=1$"), timeout=30_000)
+        expect(page.locator("span.live .badge").first).to_contain_text("checked")
+        expect(page.locator(".badge-pending")).to_have_count(0)
+
+        # The hint offers no key that does nothing.
+        page.goto(live.url + f"/cards/{FIRST_CARD}")
+        hint = page.locator("#answer-hint")
+        expect(hint).to_have_text("Say it out loud or type it, then reveal.", use_inner_text=True)
+        page.get_by_label("Your answer").fill("divide by root d_k")
+        page.get_by_role("button", name="Reveal answer").click()
+        expect(page.locator(".your-answer .typed")).to_have_text("divide by root d_k")
+        expect(page.locator(".badge-pending")).to_have_count(0)  # every number was run
+        expect(page.locator("span.live .badge").first).to_contain_text("checked")
+        expect(page.locator(".demo-status")).to_have_count(0)
+        expect(page.locator("figure.demo table.demo-numbers").first).to_be_visible()
+
+        # The quiz answers in place: still revealed, scrolled to the result.
+        page.locator("#multiple-choice input[type=radio]").first.check()
+        page.get_by_role("button", name="Check my choice").click()
+        expect(page).to_have_url(re.compile(r"#choice-result$"))
+        notice = page.locator("#choice-result .notice")
+        expect(notice).to_be_in_viewport()
+        expect(page.locator(".your-answer .typed")).to_have_text("divide by root d_k")
+        page.screenshot(path=artifacts / "nojs-choice-phone.png")
+
+        # A demo's Run opens its page, with a way back to the card.
+        demo = page.locator("figure.demo").first
+        demo.get_by_role("button", name="Run").click()
+        expect(page.locator("table.demo-numbers")).to_be_visible()
+        page.get_by_role("link", name="Back to the card").click()
+        expect(page).to_have_url(live.url + f"/cards/{FIRST_CARD}")
+
+        # Grading says what it recorded, as the htmx swap does.
+        page.goto(live.url + "/review")
+        page.get_by_role("button", name="Reveal answer").click()
+        page.get_by_role("button", name="Good").click()
+        expect(page.locator("#review-notice")).to_contain_text("Recorded Good for")
+        page.screenshot(path=artifacts / "nojs-graded-phone.png")
+    context.close()

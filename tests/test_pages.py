@@ -134,6 +134,22 @@ def test_reveal_shows_every_section_beside_the_typed_answer(client: TestClient) 
     ]
 
 
+def test_the_quiz_without_javascript_keeps_the_card_revealed(client: TestClient) -> None:
+    """The plain quiz form returns the card as it was (revealed, with the answer) at the result."""
+    revealed = soup_of(client.post("/cards/test-scaling/reveal", data={"answer": "root d_k"}).text)
+    form = revealed.select_one("#multiple-choice form")
+    assert form is not None and str(form["action"]).endswith("/choice#choice-result")
+    sent = {str(i["name"]): str(i.get("value", "")) for i in form.select("input[type=hidden]")}
+    assert sent["revealed"] == "1" and sent["answer"] == "root d_k"
+    page = soup_of(client.post("/cards/test-scaling/choice", data={**sent, "choice": "a"}).text)
+    assert page.select_one(".your-answer .typed").get_text() == "root d_k"  # type: ignore[union-attr]
+    assert page.select_one("#choice-result .notice-error") is not None
+    # Asked before Reveal, it stays unrevealed, as the htmx swap would leave it.
+    unrevealed = soup_of(client.post("/cards/test-scaling/choice", data={"choice": "a"}).text)
+    assert unrevealed.select_one(".your-answer") is None
+    assert unrevealed.select_one("#choice-result .notice-error") is not None
+
+
 def test_reveal_over_htmx_returns_the_fragment(client: TestClient) -> None:
     response = client.post("/cards/test-scaling/reveal", data={"answer": "x"}, headers=HX)
     page = soup_of(response.text)

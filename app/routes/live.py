@@ -6,15 +6,18 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
+from app.card import Card
 from app.demos import UnknownDemo, catalog
+from app.library import Snapshot
 from app.livecheck import DemoView, LiveResults, demo_view
-from app.routes.deps import CardDep, HtmxDep
+from app.routes.deps import CardDep, HtmxDep, SnapshotDep
 from app.templating import templates
 from app.worker_client import WorkerError, WorkerRejected
 
 router = APIRouter()
 
 _SLOT = re.compile(r"^[a-z0-9-]{1,120}$")
+_CARD_SLOT = re.compile(r"^demo-(?P<card>[a-z0-9-]+)-[0-9]+$")  # livecheck.demo_views names them
 RESERVED = {"_slot"}
 
 
@@ -35,12 +38,19 @@ async def card_live(request: Request, card: CardDep, live: LiveDep) -> HTMLRespo
     )
 
 
+def _card_of(snapshot: Snapshot, slot: str) -> Card | None:
+    """The card a demo's form was embedded in, for the demo page's way back to it."""
+    found = _CARD_SLOT.match(slot)
+    return snapshot.cards.get(found["card"]) if found else None
+
+
 @router.get("/demos/{demo_name}", response_class=HTMLResponse, name="demo")
 async def demo(
     request: Request,
     demo_name: str,
     live: LiveDep,
     htmx: HtmxDep,
+    snapshot: SnapshotDep,
     slot: Annotated[str, Query(alias="_slot", max_length=120)] = "demo",
 ) -> HTMLResponse:
     """One demo with the parameters in the query string.
@@ -60,7 +70,7 @@ async def demo(
         ) from None
     except ValueError as exc:  # a parameter out of bounds or of the wrong type
         raise HTTPException(422, f"{exc}.") from None
-    context: dict[str, Any] = {"view": view, "error": None}
+    context: dict[str, Any] = {"view": view, "error": None, "card": _card_of(snapshot, slot)}
     result = view.result
     if result is None and htmx:
         failure = live.take_failure(demo_name, view.params)
