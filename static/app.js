@@ -108,3 +108,79 @@
     opened = [];
   });
 })();
+
+// Demo controls: a value its field does not allow is never sent (htmx checks the
+// form first), so say what is wrong and what is allowed at the field, and mark
+// the numbers below as those of the last settings that ran. A setting the worker
+// refuses (too costly) comes back naming its field: the message goes there too.
+(function () {
+  "use strict";
+  function hintOf(field) {
+    var hint = document.getElementById(field.getAttribute("aria-describedby"));
+    if (hint && !hint.hasAttribute("data-requirement")) {
+      hint.setAttribute("data-requirement", hint.textContent);
+    }
+    return hint;
+  }
+  function say(field, problem) {
+    var hint = hintOf(field);
+    if (!hint) return;
+    if (problem) {
+      field.setAttribute("aria-invalid", "true");
+      hint.classList.add("field-error");
+      hint.textContent = problem;
+    } else if (field.hasAttribute("aria-invalid")) {
+      field.removeAttribute("aria-invalid");
+      hint.classList.remove("field-error");
+      hint.textContent = hint.getAttribute("data-requirement");
+    }
+  }
+  function problemOf(field) {
+    var validity = field.validity;
+    if (validity.valid) return "";
+    var allowed = "allowed: " + hintOf(field).getAttribute("data-requirement") + ".";
+    if (validity.rangeOverflow) return field.value + " is too large; " + allowed;
+    if (validity.rangeUnderflow) return field.value + " is too small; " + allowed;
+    if (validity.stepMismatch) return field.value + " is not a whole number; " + allowed;
+    return "Not a number; " + allowed;
+  }
+  function stale(form, yes) {
+    var result = form.parentElement.querySelector(".demo-result");
+    if (!result) return;
+    var note = result.querySelector(".stale-note");
+    if (yes && !note) {
+      note = document.createElement("p");
+      note.className = "stale-note";
+      note.textContent = "Not run: these numbers are for the last settings that were allowed.";
+      result.insertBefore(note, result.firstChild);
+      result.setAttribute("data-stale", "");
+    } else if (!yes && note) {
+      note.remove();
+      result.removeAttribute("data-stale");
+    }
+  }
+  function check(form) {
+    var bad = false;
+    form.querySelectorAll("input[aria-describedby]").forEach(function (field) {
+      var problem = problemOf(field);
+      say(field, problem);
+      if (problem) bad = true;
+    });
+    stale(form, bad);
+    return bad;
+  }
+  function onEdit(event) {
+    var form = event.target.closest && event.target.closest("form.demo-controls");
+    if (form) check(form);
+  }
+  document.addEventListener("input", onEdit);
+  document.addEventListener("change", onEdit);
+  document.addEventListener("htmx:afterSettle", function () {
+    document.querySelectorAll(".demo-error[data-field]:not([data-said])").forEach(function (refused) {
+      refused.setAttribute("data-said", "");
+      var field = document.getElementById(refused.getAttribute("data-field"));
+      var message = refused.querySelector(".demo-error-message");
+      if (field && message) say(field, message.textContent + ".");
+    });
+  });
+})();

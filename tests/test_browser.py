@@ -198,8 +198,11 @@ def test_every_card_revealed_fits_a_phone(page: Page, server: LiveServer, artifa
     wide = []
     for card_id in BUNDLED_CARDS:
         page.goto(server.url + f"/cards/{card_id}")
+        page.evaluate("window.sameDocument = true")
         reveal_everything(page)
         no_horizontal_scroll(page, card_id)
+        # Revealed in place: nothing in the swapped-in fragment reloaded the page.
+        assert page.evaluate("window.sameDocument") is True, card_id
         # A formula that scrolls can be reached from the keyboard.
         scrolling = page.locator("math[data-scrolls]")
         wide += [card_id] * scrolling.count()
@@ -326,3 +329,59 @@ def test_without_javascript_each_path_ends_where_the_script_would_take_it(
         expect(page.locator("#review-notice")).to_contain_text("Recorded Good for")
         page.screenshot(path=artifacts / "nojs-graded-phone.png")
     context.close()
+
+
+def test_demo_fields_say_what_is_wrong_and_charts_read_on_a_phone(
+    page: Page, server: LiveServer, artifacts: Path
+) -> None:
+    page.set_viewport_size(PHONE)
+    page.goto(server.url + f"/cards/{FIRST_CARD}")
+    reveal_everything(page)
+    demo = page.locator("figure.demo").first
+    numbers = demo.locator("table.demo-numbers")
+    expect(numbers).to_be_visible()
+
+    # Out of range: nothing is sent; the field says why, the old numbers say they are old.
+    d_k = demo.get_by_label("d_k", exact=True)
+    d_k.fill("5000")
+    d_k.dispatch_event("change")
+    hint = demo.locator(f"#{d_k.get_attribute('id')}-hint")
+    expect(hint).to_have_text("5000 is too large; allowed: an integer between 1 and 4,096.")
+    expect(d_k).to_have_attribute("aria-invalid", "true")
+    expect(demo.locator(".stale-note")).to_contain_text("Not run")
+    demo.scroll_into_view_if_needed()
+    demo.screenshot(path=artifacts / "demo-out-of-range-phone.png")
+    d_k.fill("64")
+    d_k.dispatch_event("change")
+    expect(hint).to_have_text("an integer between 1 and 4,096")
+    expect(demo.locator(".stale-note")).to_have_count(0)
+
+    # Too costly for the worker: said at the field the worker names, in demo words.
+    samples = demo.get_by_label("Samples")
+    d_k.fill("4096")
+    samples.fill("200000")
+    samples.dispatch_event("change")
+    refusal = demo.locator(".demo-error")
+    expect(refusal).to_contain_text("Not run with these settings:", timeout=30_000)
+    expect(refusal).not_to_contain_text("Live check unavailable")
+    expect(refusal).not_to_contain_text("card's text")
+    samples_hint = demo.locator(f"#{samples.get_attribute('id')}-hint")
+    expect(samples_hint).to_contain_text("lower samples to")
+    expect(samples).to_have_attribute("aria-invalid", "true")
+    demo.screenshot(path=artifacts / "demo-too-costly-phone.png")
+    samples.fill("20000")
+    d_k.fill("128")
+    d_k.dispatch_event("change")
+    expect(numbers).to_be_visible(timeout=30_000)
+
+    # Series that share both axes are one chart, with a legend; its text is readable.
+    charts = demo.locator("svg.chart")
+    expect(charts).to_have_count(1)
+    expect(demo.locator(".chart-legend li")).to_have_count(2)
+    heights = charts.first.evaluate(
+        "svg => [...svg.querySelectorAll('text')].map(t => parseFloat(getComputedStyle(t).fontSize)"
+        " * svg.getBoundingClientRect().width / svg.viewBox.baseVal.width)"
+    )
+    assert min(heights) >= 11.5, heights
+    results = Axe().run(page)
+    assert results.violations_count == 0, results.generate_report()

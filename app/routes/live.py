@@ -85,8 +85,9 @@ async def demo(
     if result is None:
         try:
             result = await live.result(demo_name, view.params, persist=False)
-        except WorkerRejected as exc:
-            raise HTTPException(422, str(exc)) from None
+        except WorkerRejected as exc:  # a setting the worker refuses: say so beside the form
+            context["error"] = str(exc)
+            return templates.TemplateResponse(request, "demo.html", context, status_code=422)
         except WorkerError as exc:
             context["error"] = str(exc)
             return templates.TemplateResponse(request, "demo.html", context, status_code=503)
