@@ -13,21 +13,17 @@ from pathlib import Path
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from app.settings import Settings
 from tests.cardtext import GOOD_CARD, OTHER_CARD
 from tests.conftest import LiveServer
+from tests.layout import no_horizontal_scroll
 
 pytestmark = pytest.mark.browser
 
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
-
-
-def no_horizontal_scroll(page: Page) -> None:
-    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-    assert overflow <= 0, f"page scrolls sideways by {overflow}px"
 
 
 def _content(root: Path) -> Path:
@@ -179,6 +175,77 @@ def test_a_double_click_on_a_grade_records_one_review(page: Page, server: LiveSe
     assert after == before + 1
 
 
+# Presses a key in the same task that the grade buttons appear in: the
+# fastest a learner could be, and faster than a 20 ms settle delay.
+PRESS_WHEN_GRADES_APPEAR = """key => {
+  new MutationObserver((changes, observer) => {
+    if (!document.querySelector("button.grade")) return;
+    observer.disconnect();
+    document.body.dispatchEvent(new KeyboardEvent("keydown", {key, bubbles: true}));
+  }).observe(document.body, {childList: true, subtree: true});
+}"""
+
+
+def test_a_grade_key_pressed_as_the_buttons_appear_is_recorded_in_place(
+    page: Page, server: LiveServer
+) -> None:
+    """No race: a key pressed the moment the grade buttons appear goes through htmx."""
+    page.goto(server.url + "/review?mode=practice")
+    page.evaluate("window.sameDocument = true")
+    for key, grade in [("3", "Good"), ("1", "Again"), ("4", "Easy")]:
+        page.evaluate(PRESS_WHEN_GRADES_APPEAR, key)
+        page.get_by_role("button", name="Reveal answer").click()
+        expect(page.locator("#review-notice")).to_contain_text(f"Recorded {grade}")
+    assert page.evaluate("window.sameDocument") is True  # no plain form post, no reload
+
+
+def on_screen(button: Locator) -> bool:
+    """Whether a button is inside the viewport and not covered: tappable without a scroll."""
+    return bool(
+        button.evaluate(
+            """b => {
+              const r = b.getBoundingClientRect();
+              if (r.top < 0 || r.bottom > innerHeight) return false;
+              return b.contains(document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2));
+            }"""
+        )
+    )
+
+
+def test_grade_buttons_stay_on_a_phone_screen(
+    browser: Browser, server: LiveServer, artifacts: Path
+) -> None:
+    """After Reveal the grades are tappable without scrolling; a touch screen shows no key hints."""
+    phone = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    page = phone.new_page()
+    page.goto(server.url + "/review?mode=practice")
+    expect(page.locator("#review-hint")).to_have_text(
+        "Type it or say it out loud, then reveal.", use_inner_text=True
+    )
+    # A long answer: the revealed page is taller than the screen.
+    page.get_by_label("Your answer").fill("\n".join(f"point {n}" for n in range(40)))
+    page.get_by_role("button", name="Reveal answer").tap()
+    grades = page.locator("button.grade")
+    expect(grades).to_have_count(4)
+    for scroll in ["0", "document.body.scrollHeight / 2", "document.body.scrollHeight"]:
+        page.evaluate(f"window.scrollTo(0, {scroll})")
+        for button in grades.all():
+            assert on_screen(button), (scroll, button.inner_text())
+    expect(page.locator(".key-hint").first).to_be_hidden()
+    expect(page.locator(".grade-hint")).not_to_contain_text("Keys", use_inner_text=True)
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=artifacts / "review-revealed-touch-phone.png")
+    grades.nth(2).tap()
+    expect(page.locator("#review-notice")).to_contain_text("Recorded Good")
+    phone.close()
+
+    page = browser.new_page(viewport=DESKTOP)  # a mouse and keys: the hints are there
+    page.goto(server.url + "/review?mode=practice")
+    page.get_by_role("button", name="Reveal answer").click()
+    expect(page.locator(".grade-hint")).to_contain_text("Keys 1–4 grade")
+    page.close()
+
+
 def audit(page: Page, label: str, artifacts: Path, name: str) -> None:
     results = Axe().run(page)
     assert results.violations_count == 0, (label, results.generate_report())
@@ -242,6 +309,12 @@ def test_importing_a_progress_file_on_the_stats_page(
     with LiveServer(settings) as live:
         page.goto(live.url + "/stats")
         empty = page.locator(".stat-tiles").inner_text()
+        # The Import button sits level with its file picker.
+        picker = page.get_by_label("Import a progress file").bounding_box()
+        button = page.get_by_role("button", name="Import", exact=True).bounding_box()
+        assert picker is not None and button is not None
+        middle = [box["y"] + box["height"] / 2 for box in (picker, button)]
+        assert abs(middle[0] - middle[1]) <= 2, middle
         page.get_by_label("Import a progress file").set_input_files(history)
         page.get_by_role("button", name="Import", exact=True).click()
         expect(page.locator("#import-message")).to_have_text(

@@ -63,7 +63,7 @@ def test_badges_come_from_the_worker_then_from_the_cache(
     tmp_path: Path, live_content: Path, worker_url: str
 ) -> None:
     with make_client(tmp_path, live_content, worker_url) as client:
-        first = client.post("/cards/test-scaling/reveal")
+        first = client.post("/cards/test-scaling/reveal", headers=HX)
         assert [b for _, b in badges(first.text)] == ["not yet run", "not yet run"]
         trigger = BeautifulSoup(first.text, "html.parser").select_one("[hx-trigger=load][hx-get]")
         assert trigger is not None and trigger["hx-get"] == "/cards/test-scaling/live"
@@ -78,7 +78,7 @@ def test_badges_come_from_the_worker_then_from_the_cache(
         measured = float(results[0][1].removeprefix("checked: "))
         assert abs(measured - 128) <= 0.05 * 128
 
-        again = client.post("/cards/test-scaling/reveal")
+        again = client.post("/cards/test-scaling/reveal", headers=HX)
         assert badges(again.text) == results  # from the cache, no worker call needed
         assert (
             BeautifulSoup(again.text, "html.parser").select_one("[hx-trigger=load][hx-get]") is None
@@ -101,7 +101,9 @@ def test_embedded_demo_has_labelled_controls_and_updates(
     tmp_path: Path, live_content: Path, worker_url: str
 ) -> None:
     with make_client(tmp_path, live_content, worker_url) as client:
-        page = BeautifulSoup(client.post("/cards/test-scaling/reveal").text, "html.parser")
+        page = BeautifulSoup(
+            client.post("/cards/test-scaling/reveal", headers=HX).text, "html.parser"
+        )
         demo = page.select_one("figure.demo#demo-test-scaling-0")
         assert demo is not None
         for control in demo.select("input:not([type=hidden]), select"):
@@ -222,7 +224,7 @@ def test_worker_faults_never_break_the_card(
             time.sleep(0.1)
             demo = client.get("/demos/score_variance?d_k=8", headers=HX)
         assert demo.status_code == 503
-        assert "Live check unavailable." in demo.text
+        assert "The demo could not run:" in demo.text
         full = client.get("/demos/score_variance?d_k=8")
         assert full.status_code == 503
 

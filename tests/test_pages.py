@@ -1,8 +1,14 @@
 """Pages through the ASGI client, parsed as HTML: what a learner sees and can do."""
 
+from pathlib import Path
+
 import pytest
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
+
+from app.settings import Settings
+from app.web import create_app
+from tests.cardtext import OTHER_CARD
 
 HX = {"HX-Request": "true"}
 
@@ -32,11 +38,54 @@ def test_search_filters_by_title_question_and_tag(client: TestClient) -> None:
         assert titles == expected, query
 
 
+def test_search_ranks_title_then_question_then_tags_then_body(
+    settings: Settings, content_dir: Path
+) -> None:
+    """Where the word is decides the order, not the alphabet (app/search.py)."""
+    for n, (title, question, tags, body) in enumerate(
+        [
+            ("Apple", "What is it?", "fruit", "A zebra in the answer."),
+            ("Banana", "What is it?", "zebra", "Yellow."),
+            ("Cherry", "What is a zebra?", "fruit", "Red."),
+            ("Date", "Which zebra card is it?", "fruit", "Brown."),
+            ("Zebra crossing", "What is it?", "fruit", "Stripes."),
+            ("Zebra eggplant", "Which card is it?", "fruit", "Purple."),
+        ]
+    ):
+        text = (
+            OTHER_CARD.replace("id: test-other", f"id: rank-{n}")
+            .replace("title: Another card", f"title: {title}")
+            .replace("question: What is softmax?", f"question: {question}\ntags: [{tags}]")
+            .replace("A normalised exponential.", body)
+        )
+        (content_dir / "testdeck" / f"rank-{n}.md").write_text(text)
+    with TestClient(create_app(settings)) as client:
+        page = soup_of(client.get("/", params={"q": "Zebra"}).text)
+        titles = [a.get_text() for a in page.select("#results ul.card-list li > a")]
+        assert titles == ["Zebra crossing", "Zebra eggplant", "Cherry", "Date", "Banana", "Apple"]
+        # A word in the title beats two in the question; every word must be somewhere.
+        page = soup_of(client.get("/", params={"q": "zebra card"}).text)
+        titles = [a.get_text() for a in page.select("#results ul.card-list li > a")]
+        assert titles == ["Zebra eggplant", "Date"]
+
+
+def test_search_says_how_many_cards_match_in_words(client: TestClient) -> None:
+    for query, heading in [
+        ("dice", "1 card matches “dice”"),  # found in the body only
+        ("softmax", "2 cards match “softmax”"),
+        ("nothing-like-this", "0 cards match “nothing-like-this”"),
+    ]:
+        page = soup_of(client.get("/", params={"q": query}).text)
+        assert page.select_one("#results h2").get_text() == heading  # type: ignore[union-attr]
+
+
 def test_search_from_htmx_returns_only_the_results(client: TestClient) -> None:
     response = client.get("/", params={"q": "scaling"}, headers=HX)
     page = soup_of(response.text)
     assert page.find("html") is None
     assert page.select_one("#results") is not None
+    # The page and the fragment share a URL: a cache must keep them apart.
+    assert "HX-Request" in response.headers["vary"]
 
 
 def test_deck_page_lists_cards_with_difficulty_and_minutes(client: TestClient) -> None:
@@ -84,6 +133,22 @@ def test_reveal_shows_every_section_beside_the_typed_answer(client: TestClient) 
         "red-flag-sqrt-d-model",
         "red-flag-tuned",
     ]
+
+
+def test_the_quiz_without_javascript_keeps_the_card_revealed(client: TestClient) -> None:
+    """The plain quiz form returns the card as it was (revealed, with the answer) at the result."""
+    revealed = soup_of(client.post("/cards/test-scaling/reveal", data={"answer": "root d_k"}).text)
+    form = revealed.select_one("#multiple-choice form")
+    assert form is not None and str(form["action"]).endswith("/choice#choice-result")
+    sent = {str(i["name"]): str(i.get("value", "")) for i in form.select("input[type=hidden]")}
+    assert sent["revealed"] == "1" and sent["answer"] == "root d_k"
+    page = soup_of(client.post("/cards/test-scaling/choice", data={**sent, "choice": "a"}).text)
+    assert page.select_one(".your-answer .typed").get_text() == "root d_k"  # type: ignore[union-attr]
+    assert page.select_one("#choice-result .notice-error") is not None
+    # Asked before Reveal, it stays unrevealed, as the htmx swap would leave it.
+    unrevealed = soup_of(client.post("/cards/test-scaling/choice", data={"choice": "a"}).text)
+    assert unrevealed.select_one(".your-answer") is None
+    assert unrevealed.select_one("#choice-result .notice-error") is not None
 
 
 def test_reveal_over_htmx_returns_the_fragment(client: TestClient) -> None:
@@ -144,6 +209,30 @@ def test_unknown_ids_are_404_pages(client: TestClient) -> None:
         assert response.status_code == 404, url
         page = soup_of(response.text)
         assert page.select_one("h1").get_text() == "Not found"  # type: ignore[union-attr]
+    # Not Starlette's "Not Found" under the title again: what happened, in a sentence.
+    message = soup_of(client.get("/nope").text).select_one(".error-message")
+    assert message is not None
+    assert " ".join(message.get_text().split()) == (
+        "There is no page at /nope: check the address, or start from the decks."
+    )
+
+
+def test_an_unknown_demo_is_a_404_that_lists_the_demos(client: TestClient) -> None:
+    for headers in [{}, HX]:
+        response = client.get("/demos/nope", headers=headers)
+        assert response.status_code == 404
+        text = " ".join(soup_of(response.text).get_text().split())
+        assert "There is no demo called 'nope'. The demos are score_variance, " in text
+
+
+def test_pages_link_an_icon_that_is_served(client: TestClient) -> None:
+    icon = soup_of(client.get("/").text).select_one("link[rel=icon]")
+    assert icon is not None
+    for url in [str(icon["href"]), "/favicon.ico"]:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert response.headers["content-type"].startswith("image/svg+xml")
+        assert response.text.startswith("<svg")
 
 
 def test_bad_view_is_422(client: TestClient) -> None:

@@ -174,7 +174,23 @@ def test_grading_without_javascript_redirects_back_to_the_queue(client: TestClie
     form["deck"] = "testdeck"
     response = client.post("/review/grade", data={**form, "rating": "2"}, follow_redirects=False)
     assert response.status_code == 303
-    assert response.headers["location"] == "/review?deck=testdeck"
+    assert response.headers["location"] == f"/review?deck=testdeck&recorded={form['token']}"
+
+
+def test_grading_without_javascript_lands_on_the_same_confirmation(client: TestClient) -> None:
+    """The page after the redirect says what was recorded, as the htmx swap does."""
+    form = revealed_form(client)
+    page = soup_of(client.post("/review/grade", data={**form, "rating": "3"}).text)
+    notice = page.select_one("#review-notice .notice-success")
+    assert notice is not None
+    assert " ".join(notice.get_text().split()).startswith(
+        "Recorded Good for “Another card”: back in 10 min."
+    )
+    assert page.select_one("#review-question") is not None  # and the next item is asked
+    # A token nobody graded with, or none, confirms nothing.
+    for token in ["0" * 32, "forged"]:
+        page = soup_of(client.get("/review", params={"recorded": token}).text)
+        assert page.select_one("#review-notice .notice") is None, token
 
 
 @pytest.mark.parametrize(

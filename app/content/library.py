@@ -74,11 +74,6 @@ class Snapshot:
     def deck(self, name: str) -> Deck | None:
         return next((deck for deck in self.decks if deck.name == name), None)
 
-    def search(self, query: str, limit: int = 50) -> list[Card]:
-        words = query.casefold().split()
-        hits = [card for card in self.cards.values() if all(w in card.search_text for w in words)]
-        return sorted(hits, key=lambda c: (c.deck, c.title.casefold()))[:limit]
-
     def all_problems(self) -> list[Problem]:
         return sorted(p for problems in self.problems.values() for p in problems)
 

@@ -240,7 +240,7 @@ class DemoView:
 
     @property
     def series(self) -> list[dict[str, Any]]:
-        """The result's chart data as the worker sent it (``app.web.chart`` draws it)."""
+        """The chart data as the worker sent it (templates/_demo_charts.html draws it)."""
         series: list[dict[str, Any]] = (self.result or {}).get("series", [])
         return series
 

@@ -26,6 +26,7 @@ from app.practice.grading import (
     intervals,
     is_token,
     new_token,
+    recorded_review,
 )
 from app.practice.items import Item, card_items, deck_names, find_item, item_key
 from app.practice.queue import (
@@ -81,6 +82,7 @@ __all__ = [
     "next_practice",
     "queue_status",
     "rebuild_schedule",
+    "recorded_review",
     "replay_log",
     "schedule_of",
 ]

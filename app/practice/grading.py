@@ -19,12 +19,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlmodel import col
 
+from app.content.library import Snapshot
 from app.practice import activity
 from app.practice.activity import Learner
-from app.practice.errors import AlreadyRecorded, ReviewError, StaleItem
-from app.practice.items import Item
+from app.practice.errors import AlreadyRecorded, ReviewError, StaleItem, UnknownItem
+from app.practice.items import Item, find_item, item_key
 from app.practice.scheduling import Rating, Schedule, Scheduler, describe_interval
-from app.practice.stored import item_row, schedule_columns, schedule_of
+from app.practice.stored import current_schedule, item_row, schedule_columns, schedule_of
 from app.storage.models import ReviewItem, ReviewLog
 
 TOKEN_LENGTH = 32
@@ -211,3 +212,28 @@ def intervals(
     """What each grade button promises, e.g. (GOOD, "3 days")."""
     preview = scheduler.preview(schedule, now, seed=item.key)
     return [(rating, describe_interval(preview[rating])) for rating in Rating]
+
+
+def recorded_review(
+    session: Session, learner: Learner, snapshot: Snapshot, token: str, now: datetime
+) -> Graded | None:
+    """The review a plain (no-JavaScript) grade form recorded, to confirm after its redirect.
+
+    None when the token is malformed, names no review of this learner, or its
+    card is gone: the page then simply shows no confirmation.
+    """
+    if not is_token(token):
+        return None
+    row = session.scalar(
+        select(ReviewLog).where(
+            col(ReviewLog.user_id) == learner.user_id, col(ReviewLog.uid) == token
+        )
+    )
+    if row is None:
+        return None
+    try:
+        item = find_item(snapshot, item_key(row.card_id, row.follow_up))
+    except UnknownItem:
+        return None
+    schedule = None if row.practice else current_schedule(session, learner.user_id, item, now)
+    return Graded(item, Rating(row.rating), row.practice, schedule)

@@ -70,12 +70,9 @@ def error_page(
 
 async def http_exception_handler(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
-    detail = exc.detail
-    if exc.status_code == 404 and detail == "Not Found":
-        detail = "There is no page at this address. The decks are on the home page."
-    elif exc.status_code == 405 and detail == "Method Not Allowed":
-        detail = "This address does not take that kind of request."
-    return error_page(request, exc.status_code, detail, getattr(exc, "headers", None))
+    # Starlette's own "Not Found" only repeats the title: templates/_error_message.html
+    # says instead what happened and what to do.
+    return error_page(request, exc.status_code, exc.detail, getattr(exc, "headers", None))
 
 
 async def validation_exception_handler(request: Request, exc: Exception) -> Response:

@@ -1,19 +1,16 @@
 """The one Jinja environment: autoescaped templates, static URLs with content hashes."""
 
 import hashlib
-from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from fastapi.templating import Jinja2Templates
 from jinja2 import pass_context
-from markupsafe import Markup
 
 from app.content.card import QUICK_SCAN_SECTIONS, SECTIONS
 from app.practice import MAX_ANSWER_LENGTH
 from app.settings import PROJECT_ROOT
-from app.web.chart import Series, svg
 from app.web.middleware.csrf import token_for_render
 
 STATIC_DIR = PROJECT_ROOT / "static"
@@ -54,11 +51,6 @@ def auth_mode(context: dict[str, Any]) -> str:
 
 
 # Jinja2Templates turns autoescape on for .html files; keep it that way.
-def chart_svg(raw: Mapping[str, Any], chart_id: str) -> Markup:
-    """One chart series of a demo result (the worker's JSON) as inline SVG."""
-    return svg(Series.from_json(raw), chart_id)
-
-
 templates = Jinja2Templates(directory=TEMPLATES_DIR)
 templates.env.globals["static_url"] = static_url
 templates.env.globals["path_for"] = path_for
@@ -71,5 +63,4 @@ templates.env.trim_blocks = True
 templates.env.lstrip_blocks = True
 templates.env.globals["SECTIONS"] = SECTIONS
 templates.env.globals["QUICK_SCAN_SECTIONS"] = QUICK_SCAN_SECTIONS
-templates.env.globals["chart_svg"] = chart_svg
 templates.env.globals["MAX_ANSWER_LENGTH"] = MAX_ANSWER_LENGTH

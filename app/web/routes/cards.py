@@ -1,17 +1,18 @@
 """The card page: practise a question, reveal, answer the multiple choice."""
 
 import asyncio
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
 from app.content.card import Card, Problem, content_hash
 from app.content.library import Snapshot
-from app.live.results import LiveResults, demo_views
+from app.live.client import WorkerError
+from app.live.results import LiveResults, Measurement, demo_views
 from app.practice import MAX_ANSWER_LENGTH
 from app.practice.progress import record_choice
-from app.web.deps import CardDep, LearnerDep, LiveDep, SessionDep, SnapshotDep, get_card
+from app.web.deps import CardDep, HtmxDep, LearnerDep, LiveDep, SessionDep, SnapshotDep, get_card
 from app.web.middleware import csrf
 from app.web.pagecache import PageCache
 from app.web.render import render
@@ -45,12 +46,58 @@ def _context(
     }
 
 
+async def _run_everything(
+    live: LiveResults, card: Card
+) -> tuple[dict[int, Measurement], dict[str, str]]:
+    """Every live number's badge, with each demo's result in the cache or why it failed."""
+    errors: dict[str, str] = {}
+
+    async def demo(slot: str, name: str, params: dict[str, Any]) -> None:
+        try:
+            await live.result(name, params, persist=False)
+        except (WorkerError, ValueError) as exc:
+            errors[slot] = str(exc)
+
+    views = demo_views(live, card)
+    runs = [demo(v.slot, v.spec.name, v.params) for v in views.values() if v.result is None]
+    measurements = asyncio.ensure_future(live.check(card))
+    await asyncio.gather(measurements, *runs)
+    return measurements.result(), errors
+
+
+async def _complete(
+    card: Card, snapshot: Snapshot, live: LiveResults, **extra: object
+) -> dict[str, object]:
+    """The context of a whole card page with every live number and demo run first.
+
+    For a browser without JavaScript (a plain form post, or the <noscript>
+    refresh of a card page): it cannot ask for them after the page loads.
+    Each run is bounded by the worker timeout; one that fails says why.
+    """
+    measurements, errors = await _run_everything(live, card)
+    return _context(
+        card,
+        snapshot,
+        live,
+        measurements=measurements,
+        live_pending=False,
+        demo_errors=errors,
+        **extra,
+    )
+
+
 @router.get("/cards/{card_id}", response_class=HTMLResponse, name="card")
 async def card_page(
     request: Request,
     card_id: str,
     view: Annotated[Literal["practice", "scan"], Query()] = "practice",
+    run: Annotated[bool, Query()] = False,
 ) -> Response:
+    if run:  # the <noscript> refresh of a page with pending live numbers: run them now
+        snapshot_now: Snapshot = request.app.state.library.snapshot
+        found = await get_card(card_id, snapshot_now)
+        context = await _complete(found, snapshot_now, request.app.state.live, view=view)
+        return templates.TemplateResponse(request, "card.html", context)
     # The busiest page: it reads app state directly instead of through four
     # dependencies, whose resolution would cost more than serving a cached page.
     snapshot: Snapshot = request.app.state.library.snapshot
@@ -79,10 +126,15 @@ async def reveal(
     card: CardDep,
     snapshot: SnapshotDep,
     live: LiveDep,
+    htmx: HtmxDep,
     answer: Annotated[str, Form(max_length=MAX_ANSWER_LENGTH)] = "",
 ) -> HTMLResponse:
-    context = _context(card, snapshot, live, revealed=True, typed_answer=answer)
-    return render(request, "card.html", context, fragment="_practice.html")
+    if htmx:
+        context = _context(card, snapshot, live, revealed=True, typed_answer=answer)
+        return render(request, "card.html", context, fragment="_practice.html")
+    # Without JavaScript nothing will fetch the live numbers later: run them now.
+    context = await _complete(card, snapshot, live, revealed=True, typed_answer=answer)
+    return render(request, "card.html", context)
 
 
 @router.post("/cards/{card_id}/choice", response_class=HTMLResponse, name="choice")
@@ -91,9 +143,12 @@ async def choose(
     card: CardDep,
     snapshot: SnapshotDep,
     live: LiveDep,
+    htmx: HtmxDep,
     session: SessionDep,
     learner: LearnerDep,
     choice: Annotated[str, Form(max_length=8)] = "",
+    revealed: Annotated[bool, Form()] = False,  # the plain form: the page as it was
+    answer: Annotated[str, Form(max_length=MAX_ANSWER_LENGTH)] = "",
 ) -> HTMLResponse:
     quiz = card.multiple_choice
     if quiz is None:
@@ -108,8 +163,12 @@ async def choose(
         "correct": picked.correct,
         "red_flag": card.red_flag(picked.flag) if picked.flag else None,
     }
-    context = _context(card, snapshot, live, choice_result=result)
-    return render(request, "card.html", context, fragment="_choice_result.html")
+    if htmx:
+        context = _context(card, snapshot, live, choice_result=result)
+        return render(request, "card.html", context, fragment="_choice_result.html")
+    context = await _complete(card, snapshot, live, revealed=revealed, typed_answer=answer)
+    context["choice_result"] = result
+    return render(request, "card.html", context)
 
 
 @router.get("/cards/{card_id}/preview", response_class=HTMLResponse, name="card_preview")

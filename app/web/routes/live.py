@@ -6,15 +6,19 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 
+from app.content.card import Card
+from app.content.library import Snapshot
+from app.demos import CATALOG, UnknownDemo
 from app.live.client import WorkerError, WorkerRejected
 from app.live.results import DemoView, demo_view
-from app.web.deps import CardDep, HtmxDep, LiveDep
+from app.web.deps import CardDep, HtmxDep, LiveDep, SnapshotDep
 from app.web.render import render
 from app.web.templating import templates
 
 router = APIRouter()
 
 _SLOT = re.compile(r"^[a-z0-9-]{1,120}$")
+_CARD_SLOT = re.compile(r"^demo-(?P<card>[a-z0-9-]+)-[0-9]+$")  # livecheck.demo_views names them
 RESERVED = {"_slot"}
 
 
@@ -27,12 +31,19 @@ async def card_live(request: Request, card: CardDep, live: LiveDep) -> HTMLRespo
     )
 
 
+def _card_of(snapshot: Snapshot, slot: str) -> Card | None:
+    """The card a demo's form was embedded in, for the demo page's way back to it."""
+    found = _CARD_SLOT.match(slot)
+    return snapshot.cards.get(found["card"]) if found else None
+
+
 @router.get("/demos/{demo_name}", response_class=HTMLResponse, name="demo")
 async def demo(
     request: Request,
     demo_name: str,
     live: LiveDep,
     htmx: HtmxDep,
+    snapshot: SnapshotDep,
     slot: Annotated[str, Query(alias="_slot", max_length=120)] = "demo",
 ) -> HTMLResponse:
     """One demo with the parameters in the query string.
@@ -43,9 +54,15 @@ async def demo(
     if not _SLOT.match(slot):
         raise HTTPException(422, "_slot must be lowercase letters, digits and '-'.")
     given = {k: v for k, v in request.query_params.items() if k not in RESERVED}
-    # An unknown demo (404) or a bad parameter (422) is rendered by app.web.errors.
-    view = demo_view(live, demo_name, dict(given), slot)
-    context: dict[str, Any] = {"view": view, "error": None}
+    try:
+        view = demo_view(live, demo_name, dict(given), slot)
+    except UnknownDemo:
+        known = ", ".join(CATALOG)
+        raise HTTPException(
+            404, f"There is no demo called '{demo_name}'. The demos are {known}."
+        ) from None
+    # A bad parameter (InvalidParams) is a 422 page from app.web.errors.
+    context: dict[str, Any] = {"view": view, "error": None, "card": _card_of(snapshot, slot)}
     result = view.result
     if result is None and htmx:
         failure = live.take_failure(demo_name, view.params)
@@ -60,8 +77,9 @@ async def demo(
     if result is None:
         try:
             result = await live.result(demo_name, view.params, persist=False)
-        except WorkerRejected as exc:
-            raise HTTPException(422, str(exc)) from None
+        except WorkerRejected as exc:  # a setting the worker refuses: say so beside the form
+            context["error"] = str(exc)
+            return templates.TemplateResponse(request, "demo.html", context, status_code=422)
         except WorkerError as exc:
             context["error"] = str(exc)
             return templates.TemplateResponse(request, "demo.html", context, status_code=503)

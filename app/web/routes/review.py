@@ -135,7 +135,9 @@ def review_page(
     deck: Annotated[str, Query(max_length=80)] = "",
     mode: Annotated[Mode, Query()] = "due",
     after: Annotated[str, Query(max_length=200)] = "",
+    recorded: Annotated[str, Query(max_length=64)] = "",
 ) -> HTMLResponse:
+    now = datetime.now(UTC)
     context = _queue(
         request,
         session,
@@ -145,8 +147,10 @@ def review_page(
         deck=_deck(snapshot, deck),
         mode=mode,
         after=after,
-        now=datetime.now(UTC),
+        now=now,
     )
+    if recorded:
+        context["recorded"] = practice.recorded_review(session, learner, snapshot, recorded, now)
     return _render(request, htmx, context)
 
 
@@ -311,8 +315,14 @@ def grade(
         )
     after = sent.cursor if practising else ""
     if not htmx:
-        # Post/redirect/get: back to the queue, in the same deck and mode.
-        wanted = {"deck": sent.deck, "mode": "practice" if practising else "", "after": after}
+        # Post/redirect/get: back to the queue, in the same deck and mode, saying
+        # what was recorded (the token names the review) as the htmx path does.
+        wanted = {
+            "deck": sent.deck,
+            "mode": "practice" if practising else "",
+            "after": after,
+            "recorded": form.token,
+        }
         query = urlencode({name: value for name, value in wanted.items() if value})
         url = request.scope.get("root_path", "") + request.app.url_path_for("review")
         return RedirectResponse(f"{url}?{query}" if query else url, status_code=303)
