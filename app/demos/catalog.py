@@ -11,6 +11,11 @@ from typing import Any
 from app.demos.spec import DemoSpec
 from app.demos.specs import (
     divisor,
+    evaluation_interval,
+    evaluation_pass_at_k,
+    evaluation_perplexity,
+    evaluation_precision_recall,
+    evaluation_roc_pr,
     kv_cache,
     quantization,
     rope,
@@ -35,6 +40,11 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         softcap.SOFTCAP,
         divisor.DIVISOR,
         kv_cache.KV_CACHE,
+        evaluation_precision_recall.PRECISION_RECALL,
+        evaluation_roc_pr.ROC_PR_AUC,
+        evaluation_interval.EVAL_INTERVAL,
+        evaluation_pass_at_k.PASS_AT_K,
+        evaluation_perplexity.PERPLEXITY,
     )
 }
 

@@ -43,7 +43,9 @@ class DemoParams(BaseModel):
 
     # Strict: a JSON ``true`` is not the integer 1 and ``"128"`` is not 128.
     # Form strings are typed by DemoSpec.resolve before they get here.
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    # validate_default: pydantic skips field validators for omitted values, so a
+    # budget check on ``samples`` would not run when only ``d_k`` is sent.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, validate_default=True)
 
 
 class ParamSpec(BaseModel):

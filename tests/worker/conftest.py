@@ -27,6 +27,11 @@ SMALL: dict[str, dict[str, Any]] = {
     "softcap": {},
     "divisor": {},
     "kv_cache": {},
+    "precision_recall": {"prevalence": 0.01, "samples": 2000},
+    "roc_pr_auc": {"prevalence": 0.1, "samples": 2000},
+    "eval_interval": {"items": 50, "resamples": 100, "trials": 200},
+    "pass_at_k": {"problems": 10, "samples": 20, "k": 5},
+    "perplexity": {"vocab": 16, "tokens": 64, "chunks": 4},
 }
 
 

@@ -109,3 +109,17 @@ class TestBudgets:
         [problem] = problems("kv_cache", {"query_heads": 64, "kv_heads": 6})
         assert problem.param == "kv_heads"
         assert problem.message.startswith("kv_heads must divide query_heads (64)")
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "param"),
+    [
+        ("score_variance", {"d_k": 4096}, "samples"),  # 4096 × 20,000 default samples
+        ("kv_cache", {"query_heads": 7}, "kv_heads"),  # 8 default KV heads do not divide 7
+    ],
+)
+def test_budgets_and_cross_checks_cover_omitted_values(
+    name: str, raw: dict[str, object], param: str
+) -> None:
+    [problem] = problems(name, raw)
+    assert problem.param == param

@@ -10,6 +10,11 @@ from typing import Any
 from app.demos.catalog import UnknownDemo
 from app.worker.demo import Demo
 from app.worker.demos.divisor import DIVISOR
+from app.worker.demos.evaluation_interval import EVAL_INTERVAL
+from app.worker.demos.evaluation_pass_at_k import PASS_AT_K
+from app.worker.demos.evaluation_perplexity import PERPLEXITY
+from app.worker.demos.evaluation_precision_recall import PRECISION_RECALL
+from app.worker.demos.evaluation_roc_pr import ROC_PR_AUC
 from app.worker.demos.kv_cache import KV_CACHE
 from app.worker.demos.quantization import QUANTIZED_K
 from app.worker.demos.rope import ROPE
@@ -33,6 +38,11 @@ DEMOS: dict[str, Demo[Any]] = {
         SOFTCAP,
         DIVISOR,
         KV_CACHE,
+        PRECISION_RECALL,
+        ROC_PR_AUC,
+        EVAL_INTERVAL,
+        PASS_AT_K,
+        PERPLEXITY,
     )
 }
 
