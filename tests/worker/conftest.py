@@ -27,6 +27,19 @@ SMALL: dict[str, dict[str, Any]] = {
     "softcap": {},
     "divisor": {},
     "kv_cache": {},
+    "optimizer_memory": {"width": 16},
+    "llama_params": {
+        "vocab": 64,
+        "hidden": 32,
+        "intermediate": 64,
+        "layers": 2,
+        "heads": 4,
+        "kv_heads": 2,
+        "seq_len": 16,
+    },
+    "init_loss": {"vocab": 64, "d_model": 16, "tokens": 32},
+    "loss_scaling": {"vocab": 64, "tokens": 8, "mean_over": 64},
+    "training_compute": {},
 }
 
 
