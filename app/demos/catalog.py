@@ -23,6 +23,11 @@ from app.demos.specs import (
     sdpa,
     softcap,
     softmax,
+    training_compute,
+    training_init_loss,
+    training_llama,
+    training_optimizer_memory,
+    training_precision,
     variance,
 )
 
@@ -45,6 +50,11 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         evaluation_interval.EVAL_INTERVAL,
         evaluation_pass_at_k.PASS_AT_K,
         evaluation_perplexity.PERPLEXITY,
+        training_optimizer_memory.OPTIMIZER_MEMORY,
+        training_llama.LLAMA_PARAMS,
+        training_init_loss.INIT_LOSS,
+        training_precision.LOSS_SCALING,
+        training_compute.TRAINING_COMPUTE,
     )
 }
 

@@ -32,6 +32,19 @@ SMALL: dict[str, dict[str, Any]] = {
     "eval_interval": {"items": 50, "resamples": 100, "trials": 200},
     "pass_at_k": {"problems": 10, "samples": 20, "k": 5},
     "perplexity": {"vocab": 16, "tokens": 64, "chunks": 4},
+    "optimizer_memory": {"width": 16},
+    "llama_params": {
+        "vocab": 64,
+        "hidden": 32,
+        "intermediate": 64,
+        "layers": 2,
+        "heads": 4,
+        "kv_heads": 2,
+        "seq_len": 16,
+    },
+    "init_loss": {"vocab": 64, "d_model": 16, "tokens": 32},
+    "loss_scaling": {"vocab": 64, "tokens": 8, "mean_over": 64},
+    "training_compute": {},
 }
 
 

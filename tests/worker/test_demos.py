@@ -105,7 +105,12 @@ def test_unknown_demo_lists_the_demos() -> None:
 
 def test_table_demos_run_on_the_cpu_whatever_the_device() -> None:
     # Plain arithmetic needs no GPU; reporting "cuda" for it would mislead.
-    assert {name for name, demo in DEMOS.items() if not demo.uses_device} == {"divisor", "kv_cache"}
+    assert {name for name, demo in DEMOS.items() if not demo.uses_device} == {
+        "divisor",
+        "kv_cache",
+        "llama_params",
+        "training_compute",
+    }
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")

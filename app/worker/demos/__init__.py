@@ -22,6 +22,11 @@ from app.worker.demos.saturation import SOFTMAX_SATURATION, TEMPERATURE
 from app.worker.demos.sdpa import SDPA
 from app.worker.demos.softcap import SOFTCAP
 from app.worker.demos.softmax import ONLINE_SOFTMAX, STABLE_SOFTMAX
+from app.worker.demos.training_compute import TRAINING_COMPUTE
+from app.worker.demos.training_init_loss import INIT_LOSS
+from app.worker.demos.training_llama import LLAMA_PARAMS
+from app.worker.demos.training_optimizer_memory import OPTIMIZER_MEMORY
+from app.worker.demos.training_precision import LOSS_SCALING
 from app.worker.demos.variance import SCORE_VARIANCE
 
 DEMOS: dict[str, Demo[Any]] = {
@@ -43,6 +48,11 @@ DEMOS: dict[str, Demo[Any]] = {
         EVAL_INTERVAL,
         PASS_AT_K,
         PERPLEXITY,
+        OPTIMIZER_MEMORY,
+        LLAMA_PARAMS,
+        INIT_LOSS,
+        LOSS_SCALING,
+        TRAINING_COMPUTE,
     )
 }
 
