@@ -218,7 +218,7 @@ def _latest_answers(
 
 @dataclass(frozen=True)
 class Saved:
-    at: datetime
+    at: datetime | None  # when the answer as it is now was saved; None: nothing typed yet
     changed: bool  # False when the text was already saved as it is
 
 
@@ -295,7 +295,7 @@ def _append(session: Session, question: Question, text: str, now: datetime) -> S
     if text == question.answer and question.saved_at is not None:
         return Saved(question.saved_at, changed=False)
     if not text and question.saved_at is None:
-        return Saved(now, changed=False)  # nothing typed yet: nothing to keep
+        return Saved(None, changed=False)  # nothing typed yet: nothing to keep
     session.execute(
         insert(InterviewAnswer).values(question_id=question.id, text=text, saved_at=now)
     )
