@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
 
+from markupsafe import Markup
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from sqlmodel import col
@@ -57,6 +58,13 @@ class Report:
     missed_often: list[Often]
     red_flags_hit: list[Often]
     practise_next: list[Card]
+    snapshot: Snapshot
+
+    def point(self, card_id: str, text: str) -> Markup | str:
+        """A key point as the card renders it now (math and all), else as it was stored."""
+        card = self.snapshot.cards.get(card_id)
+        found = next((p for p in card.key_points if p.text == text), None) if card else None
+        return found.html if found is not None else text
 
 
 def graded_question(question: Question) -> GradedQuestion | None:
@@ -87,6 +95,7 @@ def build_report(session: Session, learner: Learner, snapshot: Snapshot, found: 
             for (card_id, title), count in flags.most_common()
         ],
         practise_next=_practise_next(snapshot, graded),
+        snapshot=snapshot,
     )
 
 
