@@ -251,8 +251,12 @@ def advance(
     now: datetime,
     finish: bool = False,
 ) -> None:
-    """Save the answer and move on: to the next question, or (``finish``, time up, none left)
-    to the end of answering. One transaction; a second click is :class:`RoundConflict`."""
+    """Save the answer and move on, in one transaction.
+
+    On to the next question, or to the end of answering when ``finish`` is
+    set, the round's time is up, or no question is left. A second click on
+    the same question is :class:`RoundConflict`.
+    """
     check_length(text)
     found = load(session, learner, snapshot, uid)
     question = _current(found, position)
