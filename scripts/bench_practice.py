@@ -62,6 +62,12 @@ Because of reason {n}, which $\\sqrt{{d_k}}$ keeps in range.
 
 Reason {n}.
 
+## Key points
+
+- Reason {n}
+- Kept in range by the divisor
+- It matters
+
 ## Follow-ups
 
 {follow_ups}

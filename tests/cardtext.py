@@ -21,6 +21,12 @@ Divide by $\\sqrt{d_k}$ so the scores keep unit variance.[^1]
 
 $\\sqrt{d_k}$, the per-head key dimension.
 
+## Key points
+
+- Divide by $\\sqrt{d_k}$, the per-head key dimension
+- The dot product's variance grows with $d_k$
+- Unscaled scores saturate the softmax
+
 ## Analogy
 
 Averaging more dice.
@@ -105,6 +111,12 @@ A normalised exponential.
 ## TL;DR
 
 Exp, then normalise.
+
+## Key points
+
+- Exponentiate each score
+- Divide by the sum, so the weights add up to 1
+- Larger scores get exponentially more weight
 
 ## Follow-ups
 

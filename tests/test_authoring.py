@@ -27,6 +27,7 @@ def test_new_card_fails_the_check_until_filled(tmp_path: Path) -> None:
     for section in (
         "## Answer",
         "## TL;DR",
+        "## Key points",
         "## Analogy",
         "## Deep dive",
         "## When it doesn't apply",

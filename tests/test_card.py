@@ -32,6 +32,7 @@ def test_good_card_parses_every_part() -> None:
     assert list(card.sections) == [
         "Answer",
         "TL;DR",
+        "Key points",
         "Analogy",
         "Deep dive",
         "When it doesn't apply",
@@ -40,6 +41,11 @@ def test_good_card_parses_every_part() -> None:
         "Real-world examples",
         "Follow-ups",
         "Red flags",
+    ]
+    assert [point.text for point in card.key_points] == [
+        "Divide by sqrt(d_k), the per-head key dimension",
+        "The dot product's variance grows with d_k",
+        "Unscaled scores saturate the softmax",
     ]
     assert [f.key for f in card.follow_ups] == ["why-sqrt", "flash"]
     assert [r.key for r in card.red_flags] == ["sqrt-d-model", "tuned"]
@@ -175,7 +181,7 @@ def test_unknown_section_lists_the_names() -> None:
 
 def test_missing_required_section() -> None:
     start = GOOD_CARD.index("## TL;DR")
-    end = GOOD_CARD.index("## Analogy")
+    end = GOOD_CARD.index("## Key points")
     text = GOOD_CARD[:start] + GOOD_CARD[end:]
     # Reported on the first line after the front matter.
     assert only_problem(text) == Problem(PATH, 12, "missing required section '## TL;DR'")
@@ -296,3 +302,83 @@ def test_text_before_first_section() -> None:
         line_of(text, "Stray text."),
         "text before the first '## Section' heading: move it into a section",
     )
+
+
+# -- Key points: what an interviewer listens for ---------------------------------
+
+KEY_POINTS = """## Key points
+
+- Divide by $\\sqrt{d_k}$, the per-head key dimension
+- The dot product's variance grows with $d_k$
+- Unscaled scores saturate the softmax
+"""
+
+
+def with_key_points(section: str) -> str:
+    assert KEY_POINTS in GOOD_CARD
+    return GOOD_CARD.replace(KEY_POINTS, section)
+
+
+def test_key_points_render_one_by_one_with_their_lines() -> None:
+    card = parse_card(GOOD_CARD, PATH).card
+    assert card is not None
+    first = card.key_points[0]
+    assert "<math" in first.html and "\\sqrt" not in first.html
+    assert first.line == line_of(GOOD_CARD, "- Divide by")
+    assert [p.line for p in card.key_points] == [first.line, first.line + 1, first.line + 2]
+    assert card.sections["Key points"].html  # shown as a section after a reveal too
+
+
+def test_key_points_are_required() -> None:
+    text = with_key_points("")
+    assert only_problem(text) == Problem(PATH, 12, "missing required section '## Key points'")
+
+
+@pytest.mark.parametrize("count", [2, 7])
+def test_key_points_need_three_to_six(count: int) -> None:
+    bullets = "".join(f"- Point {n}\n" for n in range(count))
+    text = with_key_points(f"## Key points\n\n{bullets}\n")
+    assert only_problem(text) == Problem(
+        PATH,
+        line_of(text, "## Key points"),
+        f"'Key points' needs 3 to 6 points, found {count}: list what an interviewer listens for",
+    )
+
+
+def test_a_long_key_point_names_its_length_and_the_limit() -> None:
+    long = "x" * 121
+    text = with_key_points(f"## Key points\n\n- One\n- {long}\n- Three\n\n")
+    assert only_problem(text) == Problem(
+        PATH,
+        line_of(text, long),
+        "key point is 121 characters: keep each to 120 "
+        "(a phrase an interviewer listens for, not a paragraph)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("section", "needle", "message"),
+    [
+        (
+            "Some prose.\n\n- One\n- Two\n- Three\n",
+            "Some prose.",
+            "'Key points' holds one bullet list and nothing else: one short point per '- ' line",
+        ),
+        (
+            "1. One\n2. Two\n3. Three\n",
+            "1. One",
+            "'Key points' holds one bullet list and nothing else: one short point per '- ' line",
+        ),
+        (
+            "- One\n  - nested\n- Two\n- Three\n",
+            "- One",
+            "a key point is one short line: no nested lists, paragraphs or code in a bullet",
+        ),
+        ("- One\n-\n- Two\n- Three\n", "-\n", "key point is empty: write it or delete the bullet"),
+    ],
+)
+def test_key_points_are_one_plain_list(section: str, needle: str, message: str) -> None:
+    text = with_key_points(f"## Key points\n\n{section}\n")
+    problem = only_problem(text)
+    assert problem.message == message
+    assert problem.line == text[: text.index(needle, text.index("## Key points"))].count("\n") + 1

@@ -14,12 +14,20 @@ def test_every_bundled_card_passes_the_check() -> None:
 
 def test_first_card_is_complete() -> None:
     card = Library(CONTENT).load().cards["attention-scaling-factor"]
-    assert len(card.sections) == 10  # every section but Multiple choice, which is separate
+    assert len(card.sections) == 11  # every section but Multiple choice, which is separate
     assert len(card.follow_ups) >= 3
     assert len(card.red_flags) >= 4
     assert card.sources
     quiz = card.multiple_choice
     assert quiz is not None and len(quiz.choices) == 5
+
+
+def test_every_bundled_card_has_key_points() -> None:
+    cards = Library(CONTENT).load().cards.values()
+    assert cards
+    for card in cards:
+        assert 3 <= len(card.key_points) <= 6, card.path
+        assert all(len(point.text) <= 120 for point in card.key_points), card.path
 
 
 def test_every_live_number_in_the_bundled_content_agrees_with_its_demo(worker_url: str) -> None:

@@ -47,7 +47,7 @@ def test_broken_edit_keeps_the_last_good_version(content_dir: Path) -> None:
     snapshot = library.load()
     assert snapshot.cards["test-other"].sections["TL;DR"].html  # still served
     assert [p.message for p in snapshot.problems[display_path(card_file)]] == [
-        "unknown section 'TLDR': expected one of: Answer, TL;DR, Analogy, Deep dive, "
+        "unknown section 'TLDR': expected one of: Answer, TL;DR, Key points, Analogy, Deep dive, "
         "When it doesn't apply, Quick scan, Side by side, Real-world examples, Follow-ups, "
         "Red flags, Multiple choice",
         "missing required section '## TL;DR'",
@@ -140,7 +140,7 @@ def test_edits_are_served_within_a_second(tmp_path: Path, content_dir: Path) -> 
         line = line_of(broken, "## TLDR")
         assert any(
             p.endswith(
-                f"other.md:{line}: unknown section 'TLDR': expected one of: Answer, TL;DR, Analogy, Deep dive, When it doesn't apply, Quick scan, Side by side, Real-world examples, Follow-ups, Red flags, Multiple choice"
+                f"other.md:{line}: unknown section 'TLDR': expected one of: Answer, TL;DR, Key points, Analogy, Deep dive, When it doesn't apply, Quick scan, Side by side, Real-world examples, Follow-ups, Red flags, Multiple choice"
             )
             for p in problems
         ), problems

@@ -25,6 +25,10 @@ TABLES = {
     "demo_result",
     "login_failure",
     "invite",
+    "interview_round",
+    "interview_question",
+    "interview_answer",
+    "interview_grade",
 }
 
 
@@ -105,6 +109,45 @@ def test_history_tables_refuse_updates_and_deletes(
         connection.execute(text(statement.format(table=table)))
     with database.engine.connect() as connection:
         assert connection.execute(text(f"SELECT card_id FROM {table}")).scalar_one() == "c"
+
+
+@pytest.mark.parametrize("table", ["interview_answer", "interview_grade"])
+def test_interview_answers_and_grades_refuse_updates_and_deletes(
+    database: Database, table: str
+) -> None:
+    now = datetime.now(UTC).replace(tzinfo=None)
+    with database.engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO interview_round (uid, user_id, decks, weakest, mix, minutes,"
+                " started_at, ends_at) VALUES ('r', 1, '', false, 'mixed', 15, :now, :now)"
+            ),
+            {"now": now},
+        )
+        connection.execute(
+            text(
+                "INSERT INTO interview_question (round_id, position, card_id, follow_up, minutes)"
+                " VALUES (1, 0, 'c', '', 4)"
+            )
+        )
+        connection.execute(
+            text(
+                "INSERT INTO interview_answer (question_id, text, saved_at)"
+                " VALUES (1, 'typed', :now)"
+                if table == "interview_answer"
+                else "INSERT INTO interview_grade (question_id, score, rating, covered, missed,"
+                " red_flags, review_uid, graded_at) VALUES (1, 50, 2, '[]', '[]', '[]', 'u', :now)"
+            ),
+            {"now": now},
+        )
+    for statement in (f"UPDATE {table} SET question_id = 1", f"DELETE FROM {table}"):
+        with (
+            pytest.raises(sqlalchemy.exc.DBAPIError, match="append-only"),
+            database.engine.begin() as connection,
+        ):
+            connection.execute(text(statement))
+    with database.engine.connect() as connection:
+        assert connection.execute(text(f"SELECT count(*) FROM {table}")).scalar_one() == 1
 
 
 def test_sqlite_runs_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:

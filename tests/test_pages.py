@@ -114,6 +114,7 @@ def test_reveal_shows_every_section_beside_the_typed_answer(client: TestClient) 
         "Your answer",
         "Answer",
         "TL;DR",
+        "Key points",
         "Analogy",
         "Deep dive",
         "When it doesn't apply",
@@ -199,7 +200,7 @@ def test_choice_on_card_without_quiz_is_404(client: TestClient) -> None:
 def test_quick_scan_shows_only_the_short_sections(client: TestClient) -> None:
     page = soup_of(client.get("/cards/test-scaling", params={"view": "scan"}).text)
     headings = [h.get_text() for h in page.select("article h2")]
-    assert headings == ["Answer", "TL;DR", "Quick scan", "Red flags", "Sources"]
+    assert headings == ["Answer", "TL;DR", "Key points", "Quick scan", "Red flags", "Sources"]
     assert page.select_one("textarea") is None
 
 

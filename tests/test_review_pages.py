@@ -126,6 +126,12 @@ def test_reveal_shows_the_answer_beside_yours_and_four_grades_with_intervals(
     assert page.find("html") is None and one(page, "#review-item")
     assert text_of(page, ".your-answer .typed") == "exp <b>then</b> sum"
     assert text_of(page, "#answer-heading") == "Answer"
+    points = [li.get_text() for li in page.select("#key-points li")]
+    assert points == [
+        "Exponentiate each score",
+        "Divide by the sum, so the weights add up to 1",
+        "Larger scores get exponentially more weight",
+    ]
     buttons = page.select("form.grade-form button[name=rating]")
     assert [b["value"] for b in buttons] == ["1", "2", "3", "4"]
     assert [b["data-shortcut"] for b in buttons] == ["1", "2", "3", "4"]

@@ -22,6 +22,7 @@ from app.content.rendering import Rich
 SECTIONS = (
     "Answer",
     "TL;DR",
+    "Key points",
     "Analogy",
     "Deep dive",
     "When it doesn't apply",
@@ -32,9 +33,14 @@ SECTIONS = (
     "Red flags",
     "Multiple choice",
 )
-REQUIRED_SECTIONS = ("Answer", "TL;DR", "Follow-ups", "Red flags")
+REQUIRED_SECTIONS = ("Answer", "TL;DR", "Key points", "Follow-ups", "Red flags")
 # The sections shown by the 2-4 minute "quick scan" view.
-QUICK_SCAN_SECTIONS = ("Answer", "TL;DR", "Quick scan", "Red flags")
+QUICK_SCAN_SECTIONS = ("Answer", "TL;DR", "Key points", "Quick scan", "Red flags")
+# Key points: what an interviewer listens for, a few short bullets
+# (app.content.keypoints checks them; a mock interview ticks them off).
+KEY_POINTS_MIN = 3
+KEY_POINTS_MAX = 6
+KEY_POINT_LENGTH = 120  # characters as written: a phrase to listen for, not a paragraph
 DIFFICULTIES = ("easy", "medium", "hard")
 REQUIRED_FIELDS = ("id", "title", "question", "deck", "difficulty", "minutes")
 OPTIONAL_FIELDS = ("tags", "sources")
@@ -62,6 +68,15 @@ class Section:
     name: str
     slug: str
     html: Rich
+    line: int
+
+
+@dataclass(frozen=True)
+class KeyPoint:
+    """One bullet of ``## Key points``: rendered, as plain text, and where it was written."""
+
+    html: Markup
+    text: str
     line: int
 
 
@@ -132,6 +147,7 @@ class Card:
     red_flags: tuple[RedFlag, ...]
     multiple_choice: MultipleChoice | None
     notes: Rich  # rendered footnotes, shown after the sections
+    key_points: tuple[KeyPoint, ...] = field(default=())
     links: tuple[CardLink, ...] = field(default=())
     bindings: tuple[LiveBinding, ...] = field(default=())
     demos: tuple[EmbeddedDemo, ...] = field(default=())

@@ -3,8 +3,8 @@
 :func:`parse_card` never raises on bad input: it returns the card (when the
 file is usable) and a list of :class:`~app.content.card.Problem`, each with the
 line to fix, in the order the checks run: front matter, the token walk
-(formulas, live numbers, demos), placeholders, headings, sections, entries,
-the multiple choice.
+(formulas, live numbers, demos), placeholders, headings, sections, key points,
+entries, the multiple choice.
 """
 
 import re
@@ -15,7 +15,15 @@ from typing import Any
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from app.content.card import PLACEHOLDER, Card, MultipleChoice, ParseResult, Problem, content_hash
+from app.content.card import (
+    PLACEHOLDER,
+    Card,
+    KeyPoint,
+    MultipleChoice,
+    ParseResult,
+    Problem,
+    content_hash,
+)
 from app.content.choices import check_multiple_choice
 from app.content.entries import (
     KeyedEntry,
@@ -25,6 +33,7 @@ from app.content.entries import (
     written_keys,
 )
 from app.content.frontmatter import FrontMatter, check_fields, split_front_matter
+from app.content.keypoints import check_key_points
 from app.content.rendering import MARKDOWN, plain_text, render_inline, render_tokens
 from app.content.sections import (
     Found,
@@ -46,6 +55,7 @@ class _Body:
     found: Found
     sections: dict[str, RawSection]
     notes: list[Token]
+    key_points: tuple[KeyPoint, ...]
     follow_ups: list[KeyedEntry]
     red_flags: list[KeyedEntry]
     multiple_choice: MultipleChoice | None
@@ -72,6 +82,7 @@ def _parse_body(text: str, body_start: int, path: str, problems: list[Problem]) 
     problems.extend(_placeholders(text, path))
     split = split_sections(tokens, body_start, path, problems)
     by_name = check_sections(split.sections, body_start, path, problems)
+    key_points = check_key_points(by_name.get("Key points"), body_start, path, problems)
     follow_ups = check_entries(by_name.get("Follow-ups"), "follow-up", path, problems)
     red_flags = check_entries(by_name.get("Red flags"), "red flag", path, problems)
     multiple_choice = check_multiple_choice(
@@ -83,7 +94,9 @@ def _parse_body(text: str, body_start: int, path: str, problems: list[Problem]) 
         env,
         found.slots,
     )
-    return _Body(env, found, by_name, split.notes, follow_ups, red_flags, multiple_choice)
+    return _Body(
+        env, found, by_name, split.notes, key_points, follow_ups, red_flags, multiple_choice
+    )
 
 
 def _placeholders(text: str, path: str) -> Iterator[Problem]:
@@ -112,6 +125,7 @@ def _card(text: str, front: FrontMatter, fields: dict[str, Any], body: _Body) ->
         red_flags=render_red_flags(body.red_flags, env, slots),
         multiple_choice=body.multiple_choice,
         notes=render_tokens(body.notes, env, slots=slots),
+        key_points=body.key_points,
         links=tuple(body.found.links),
         bindings=tuple(body.found.bindings),
         demos=tuple(body.found.demos),

@@ -32,6 +32,12 @@ sources:
 
 {T} one or two lines.
 
+## Key points
+
+- {T} a point an interviewer listens for, one short line
+- {T} a second point
+- {T} a third point (3 to 6 in all)
+
 ## Analogy
 
 {T} an everyday picture of the idea.

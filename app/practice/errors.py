@@ -1,4 +1,4 @@
-"""Why a grade cannot be recorded: the errors the review functions raise.
+"""Why a grade cannot be recorded, or a mock interview step cannot be taken.
 
 Each message says what happened and what to do; the web maps the classes to
 statuses. :class:`ReviewConflict` and its subclasses are about what happened
@@ -24,3 +24,15 @@ class AlreadyRecorded(ReviewConflict):
 
 class StaleItem(ReviewConflict):
     pass
+
+
+class InterviewError(Exception):
+    """A mock interview request that cannot be done; the message says why and what to do."""
+
+
+class UnknownRound(InterviewError):
+    """No such round for this learner: another learner's round is unknown too (404)."""
+
+
+class RoundConflict(InterviewError):
+    """The round is not where the form expects it: answered, finished, graded, or not yet (409)."""

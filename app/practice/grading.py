@@ -161,7 +161,7 @@ def _log(
         raise AlreadyRecorded(_SENT_TWICE) from None
 
 
-def grade(
+def record(
     session: Session,
     learner: Learner,
     *,
@@ -175,9 +175,18 @@ def grade(
     duration_ms: int = 0,
     practice: bool = False,
 ) -> Graded:
-    """Record one review: log it, move the item's schedule on (unless practising), count it."""
+    """Record one review without committing: the caller commits.
+
+    The building block of :func:`grade`, and of grading a mock interview,
+    which records several items in one transaction. A refusal rolls back the
+    session (everything the transaction wrote) before it is raised.
+    """
     user_id = learner.user_id
-    check_form(session, user_id, item, version=version, token=token, practice=practice)
+    try:
+        check_form(session, user_id, item, version=version, token=token, practice=practice)
+    except ReviewError:
+        session.rollback()  # earlier records of the caller's transaction, if any
+        raise
     schedule: Schedule | None = None
     if not practice:
         schedule = _move_on(
@@ -202,8 +211,39 @@ def grade(
         rating=int(rating),
         at=now,
     )
-    session.commit()
     return Graded(item, rating, practice, schedule)
+
+
+def grade(
+    session: Session,
+    learner: Learner,
+    *,
+    item: Item,
+    rating: Rating,
+    version: int,
+    token: str,
+    now: datetime,
+    scheduler: Scheduler,
+    answer: str = "",
+    duration_ms: int = 0,
+    practice: bool = False,
+) -> Graded:
+    """Record one review: log it, move the item's schedule on (unless practising), count it."""
+    graded = record(
+        session,
+        learner,
+        item=item,
+        rating=rating,
+        version=version,
+        token=token,
+        now=now,
+        scheduler=scheduler,
+        answer=answer,
+        duration_ms=duration_ms,
+        practice=practice,
+    )
+    session.commit()
+    return graded
 
 
 def intervals(

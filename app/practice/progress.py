@@ -1,11 +1,12 @@
 """A learner's history as a whole: multiple-choice attempts, and export and import as JSON.
 
 The export holds the two append-only logs (reviews and multiple-choice
-attempts), each row with its ``uid``. Item schedules and activity totals are
-not exported: they are derived, and an import rebuilds them from the merged
-logs. A row whose ``uid`` the learner already has is skipped, so importing the
-same file twice adds nothing, and merging exports from two machines keeps
-both histories.
+attempts), each row with its ``uid``, and the mock interview rounds
+(:mod:`app.practice.interview.records`), each with its ``uid`` too. Item
+schedules and activity totals are not exported: they are derived, and an
+import rebuilds them from the merged logs. A row whose ``uid`` the learner
+already has is skipped, so importing the same file twice adds nothing, and
+merging exports from two machines keeps both histories.
 """
 
 import json
@@ -23,6 +24,7 @@ from app.content.card import Choice
 from app.content.library import Snapshot
 from app.practice import activity
 from app.practice.activity import Learner
+from app.practice.interview.records import ExportedRound, add_rounds, export_rounds
 from app.practice.queue import forget_archived
 from app.practice.scheduling import Scheduler
 from app.practice.stored import rebuild_schedule
@@ -92,6 +94,8 @@ class ProgressFile(BaseModel):
     exported_at: AwareDatetime | None = None
     reviews: list[ExportedReview] = []
     choices: list[ExportedChoice] = []
+    # Added in the same version: a file without it (an older export) has no rounds.
+    interviews: list[ExportedRound] = []
 
 
 Record = TypeVar("Record", ExportedReview, ExportedChoice)
@@ -153,6 +157,8 @@ def export(session: Session, user_id: int, *, now: datetime | None = None) -> It
     yield from _array_items(session, ReviewLog, user_id, _review_record)
     yield '\n ],\n "choices": ['
     yield from _array_items(session, ChoiceAttempt, user_id, _choice_record)
+    yield '\n ],\n "interviews": ['
+    yield from export_rounds(session, user_id)
     yield "\n ]\n}\n"
 
 
@@ -186,11 +192,15 @@ class Imported:
     reviews_skipped: int
     choices_added: int
     choices_skipped: int
+    rounds_added: int = 0
+    rounds_skipped: int = 0
 
     def __str__(self) -> str:
+        skipped = self.reviews_skipped + self.choices_skipped + self.rounds_skipped
+        rounds = f", {self.rounds_added} mock interview round(s)" if self.rounds_added else ""
         return (
-            f"{self.reviews_added} review(s) and {self.choices_added} multiple-choice "
-            f"attempt(s) added; {self.reviews_skipped + self.choices_skipped} already there"
+            f"{self.reviews_added} review(s){rounds} and {self.choices_added} multiple-choice "
+            f"attempt(s) added; {skipped} already there"
         )
 
 
@@ -234,6 +244,7 @@ def import_file(
     user_id = learner.user_id
     reviews = _add_new(session, ReviewLog, user_id, progress.reviews)
     choices = _add_new(session, ChoiceAttempt, user_id, progress.choices)
+    rounds_added = add_rounds(session, user_id, progress.interviews)
     added_reviews, added_choices = len(reviews), len(choices)
     touched = {(r.card_id, r.follow_up) for r in reviews if not r.practice}
     if added_reviews or added_choices:
@@ -248,4 +259,6 @@ def import_file(
         len(progress.reviews) - added_reviews,
         added_choices,
         len(progress.choices) - added_choices,
+        rounds_added,
+        len(progress.interviews) - rounds_added,
     )

@@ -17,6 +17,10 @@ Tables, by the question each answers:
   right? Append-only too.
 - :class:`DailyActivity`, :class:`CardActivity`: running totals for the stats
   page, so it never scans the whole log. Derived, rebuildable like the schedule.
+- :class:`InterviewRound`, :class:`InterviewQuestion`: which mock interviews
+  were held, what each asked, and when each question was asked and answered.
+  :class:`InterviewAnswer` (every save of a typed answer) and
+  :class:`InterviewGrade` (how the learner graded it) are append-only.
 - :class:`DemoResult`: what did a live demo compute? A cache shared by web
   replicas; not progress.
 
@@ -238,3 +242,78 @@ class LoginFailure(SQLModel, table=True):
     scope: str = Field(sa_type=String(8))  # "account" or "address"
     key: str = Field(sa_type=String(KEY_LENGTH))  # the lower-cased name, or the address
     at: datetime = Field(sa_type=UTCDateTime, index=True)
+
+
+class InterviewRound(SQLModel, table=True):
+    """One mock interview: what was asked for, its clock, and how far it has gone.
+
+    ``finished_at`` is set when answering ends (the last question answered, or
+    the round ended early), ``graded_at`` and ``score`` once, when the learner
+    grades it; each by an UPDATE that applies only while the column is empty.
+    """
+
+    __tablename__ = "interview_round"
+    __table_args__ = (UniqueConstraint("user_id", "uid"), Index(None, "user_id", "started_at"))
+
+    id: int | None = Field(default=None, primary_key=True)
+    uid: str = Field(sa_type=String(UID_LENGTH))  # names the round in its URL and in exports
+    user_id: int = Field(foreign_key="app_user.id")
+    decks: str = Field(default="", sa_type=Text)  # deck names, comma-separated; "" = every deck
+    weakest: bool = Field(default=False, sa_type=Boolean)  # "my weakest" instead of decks
+    mix: str = Field(sa_type=String(16))  # app.practice.interview: MIXES
+    minutes: int
+    started_at: datetime = Field(sa_type=UTCDateTime)
+    ends_at: datetime = Field(sa_type=UTCDateTime)
+    finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    graded_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    score: int | None = Field(default=None, sa_type=SmallInteger)  # percent, once graded
+
+
+class InterviewQuestion(SQLModel, table=True):
+    """One question of a round, planned at its start: a card's question or one follow-up."""
+
+    __tablename__ = "interview_question"
+    __table_args__ = (UniqueConstraint("round_id", "position"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    round_id: int = Field(foreign_key="interview_round.id")
+    position: int  # 0, 1, ... in the order asked
+    card_id: str = Field(sa_type=String(ID_LENGTH))
+    follow_up: str = Field(default=ANSWER, sa_type=String(ID_LENGTH))
+    minutes: int  # the time it is given
+    asked_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    answered_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class InterviewAnswer(SQLModel, table=True):
+    """One save of a typed answer, appended and never changed: the latest is the answer."""
+
+    __tablename__ = "interview_answer"
+    __table_args__ = (Index(None, "question_id", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    question_id: int = Field(foreign_key="interview_question.id")
+    text: str = Field(default="", sa_type=Text)
+    saved_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class InterviewGrade(SQLModel, table=True):
+    """How the learner graded one answer: appended once (the unique key refuses a second).
+
+    The key points and red flags are kept as their text then (JSON lists), so
+    the report reads the same after an author rewords the card.
+    """
+
+    __tablename__ = "interview_grade"
+    __table_args__ = (UniqueConstraint("question_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    question_id: int = Field(foreign_key="interview_question.id")
+    score: int = Field(sa_type=SmallInteger)  # percent
+    rating: int = Field(sa_type=SmallInteger)  # what went to the schedule: 1 Again ... 4 Easy
+    covered: str = Field(default="[]", sa_type=Text)  # key points ticked
+    missed: str = Field(default="[]", sa_type=Text)  # key points not ticked
+    coverage: int | None = Field(default=None, sa_type=SmallInteger)  # a follow-up: 0-3
+    red_flags: str = Field(default="[]", sa_type=Text)  # [[key, title], ...] of those hit
+    review_uid: str = Field(sa_type=String(UID_LENGTH))  # the review_log row it recorded
+    graded_at: datetime = Field(sa_type=UTCDateTime)

@@ -23,7 +23,18 @@ from app.web.middleware.head import HeadMiddleware
 from app.web.middleware.security import SecurityHeadersMiddleware
 from app.web.middleware.sessions import SessionMiddleware
 from app.web.pagecache import PageCache
-from app.web.routes import accounts, cards, decks, health, home, live, progress, review, stats
+from app.web.routes import (
+    accounts,
+    cards,
+    decks,
+    health,
+    home,
+    interview,
+    live,
+    progress,
+    review,
+    stats,
+)
 from app.web.secret import session_secret
 from app.web.staticfiles import CachedStaticFiles
 from app.web.templating import STATIC_DIR
@@ -106,6 +117,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(cards.router)
     app.include_router(live.router)
     app.include_router(review.router)
+    app.include_router(interview.router)
     app.include_router(stats.router)
     app.include_router(progress.router)
     if settings.auth == "accounts":

@@ -15,7 +15,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from app.demos import InvalidParams, UnknownDemo
-from app.practice.errors import ReviewConflict, ReviewError, UnknownItem
+from app.practice.errors import (
+    InterviewError,
+    ReviewConflict,
+    ReviewError,
+    RoundConflict,
+    UnknownItem,
+    UnknownRound,
+)
 from app.practice.progress import ProgressFileError
 from app.web.render import render
 
@@ -42,6 +49,9 @@ STATUS_OF: tuple[tuple[type[Exception], int], ...] = (
     (UnknownItem, 404),
     (ReviewConflict, 409),
     (ReviewError, 422),
+    (UnknownRound, 404),
+    (RoundConflict, 409),
+    (InterviewError, 422),
     (UnknownDemo, 404),
     (InvalidParams, 422),
     (ProgressFileError, 422),

@@ -13,13 +13,15 @@ from fastapi.responses import HTMLResponse
 from sqlalchemy.orm import Session
 
 from app.content.library import Snapshot
-from app.practice import progress, stats
+from app.practice import interview, progress, stats
 from app.practice.activity import Learner
 from app.web.deps import LearnerDep, SchedulerDep, SessionDep, SnapshotDep
 from app.web.middleware.csrf import MAX_UPLOAD_BYTES
 from app.web.templating import templates
 
 router = APIRouter()
+
+INTERVIEWS_SHOWN = 50  # rounds on the page, newest first; the chart draws the last 30 graded
 
 
 def _page(
@@ -33,7 +35,13 @@ def _page(
     status_code: int = 200,
 ) -> HTMLResponse:
     found = stats.build(session, learner, snapshot=snapshot, now=datetime.now(UTC))
-    context = {"stats": found, "imported": imported, "import_error": import_error}
+    context = {
+        "stats": found,
+        "imported": imported,
+        "import_error": import_error,
+        "interviews": interview.past_rounds(session, learner, limit=INTERVIEWS_SHOWN),
+        "zone": learner.zone,
+    }
     return templates.TemplateResponse(request, "stats.html", context, status_code=status_code)
 
 
