@@ -33,6 +33,12 @@ divisor: none
 
 $\\sqrt{128} \\approx 11.3$; see [the scaling card](card:test-scaling).
 
+## Key points
+
+- The standard deviation is the square root of the variance
+- Unscaled, the variance of q·k is $d_k$
+- Dividing by $\\sqrt{d_k}$ brings it to 1
+
 ## Follow-ups
 
 ### And after dividing by $\\sqrt{d_k}$? {#scaled}

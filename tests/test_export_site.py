@@ -105,6 +105,7 @@ def test_a_card_page_shows_everything_revealed(site: Path) -> None:
     assert headings == [
         "Answer",
         "TL;DR",
+        "Key points",
         "Analogy",
         "Deep dive",
         "When it doesn't apply",
