@@ -100,11 +100,24 @@ def check(
         bool,
         typer.Option("--watch", help="Check again every time a card file changes (Ctrl-C stops)."),
     ] = False,
+    strict: Annotated[
+        bool,
+        typer.Option("--strict", help="Fail on warnings too (what CI runs on the bundled cards)."),
+    ] = False,
+    run_code: Annotated[
+        bool,
+        typer.Option(
+            "--run-code",
+            help="Run every ```python run block in a sandboxed subprocess and compare its "
+            "output with the block that follows.",
+        ),
+    ] = False,
 ) -> None:
     """Check cards and print each problem as path:line: message.
 
-    Exit status: 0 when every card is clean, 1 when there are problems, 2 on a
-    usage error such as a path that does not exist.
+    Exit status: 0 when every card is clean (warnings allowed unless --strict),
+    1 when there are problems, 2 on a usage error such as a path that does not
+    exist.
     """
     from app.cli.check import run_check, watch_and_check
 
@@ -115,9 +128,11 @@ def check(
         typer.echo(f"quizlab check: no such file or folder: {', '.join(missing)}", err=True)
         raise typer.Exit(EXIT_USAGE)
     if watch:
-        watch_and_check(targets, settings, run_demos=run_demos, echo=typer.echo)
+        watch_and_check(targets, settings, run_demos=run_demos, echo=typer.echo, strict=strict)
         return
-    if run_check(targets, settings, run_demos=run_demos, echo=typer.echo):
+    if run_check(
+        targets, settings, run_demos=run_demos, echo=typer.echo, strict=strict, run_code=run_code
+    ):
         raise typer.Exit(EXIT_PROBLEMS)
 
 

@@ -47,14 +47,20 @@ ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
 
 @dataclass(frozen=True, order=True)
 class Problem:
-    """Something to fix in a card file, printed as ``path:line: message``."""
+    """Something to fix in a card file, printed as ``path:line: message``.
+
+    A warning (a card below the deck standard, a formula too wide for a phone)
+    does not stop the card from loading; ``quizlab check --strict`` fails on it.
+    """
 
     path: str
     line: int
     message: str
+    warning: bool = False
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
+        kind = "warning: " if self.warning else ""
+        return f"{self.path}:{self.line}: {kind}{self.message}"
 
 
 @dataclass(frozen=True)
@@ -148,10 +154,11 @@ class Card:
 @dataclass
 class ParseResult:
     card: Card | None
-    problems: list[Problem]
+    problems: list[Problem]  # errors (then card is None, and warnings are listed too)
     # The id from the front matter even when the card has problems, so links
     # to a card that is being fixed are not reported as links to nothing.
     card_id: str | None = None
+    warnings: list[Problem] = field(default_factory=list)  # of a card that loads
 
 
 def slugify(text: str) -> str:

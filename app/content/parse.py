@@ -25,6 +25,7 @@ from app.content.entries import (
     written_keys,
 )
 from app.content.frontmatter import FrontMatter, check_fields, split_front_matter
+from app.content.mistakes import fence_left_open, find_mistakes
 from app.content.rendering import MARKDOWN, plain_text, render_inline, render_tokens
 from app.content.sections import (
     Found,
@@ -59,21 +60,40 @@ def parse_card(text: str, path: str) -> ParseResult:
         return ParseResult(None, problems)
     fields = check_fields(front, problems)
     body = _parse_body(text, front.body_start, path, problems)
-    if fields is None or problems:
+    if fields is None or any(not p.warning for p in problems):
         return ParseResult(None, problems, front.written_id)
     card = _card(text, front, fields, body)
-    return ParseResult(card, [], card.id)
+    problems.extend(_below_standard(card, front))
+    return ParseResult(card, [], card.id, warnings=problems)
+
+
+def _below_standard(card: Card, front: FrontMatter) -> Iterator[Problem]:
+    """Warnings for a card that works but falls short of the deck standard."""
+    if not card.sources:
+        message = "no sources: add 'sources:' with where each claim comes from"
+        yield Problem(card.path, front.field_lines.get("sources", front.body_start), message, warning=True)
+    for entries, name, least in ((card.follow_ups, "Follow-ups", 2), (card.red_flags, "Red flags", 3)):
+        if len(entries) < least:
+            line = card.sections[name].line
+            message = f"only {len(entries)} in '## {name}': the deck standard is {least} or more"
+            yield Problem(card.path, line, message, warning=True)
 
 
 def _parse_body(text: str, body_start: int, path: str, problems: list[Problem]) -> _Body:
     env: dict[str, Any] = {}
-    tokens = MARKDOWN.parse("\n".join(text.splitlines()[body_start:]), env)
+    lines = text.splitlines()[body_start:]
+    tokens = MARKDOWN.parse("\n".join(lines), env)
     found = walk(tokens, body_start, path, problems)
+    problems.extend(find_mistakes(tokens, lines, body_start, path))
     problems.extend(_placeholders(text, path))
     split = split_sections(tokens, body_start, path, problems)
+    before = len(problems)
     by_name = check_sections(split.sections, body_start, path, problems)
-    follow_ups = check_entries(by_name.get("Follow-ups"), "follow-up", path, problems)
-    red_flags = check_entries(by_name.get("Red flags"), "red flag", path, problems)
+    if fence_left_open(problems):
+        # The sections after an unclosed fence are inside it: say that, not "missing".
+        problems[before:] = [p for p in problems[before:] if "missing required" not in p.message]
+    follow_ups = check_entries(by_name.get("Follow-ups"), "follow-up", path, problems, body_start)
+    red_flags = check_entries(by_name.get("Red flags"), "red flag", path, problems, body_start)
     multiple_choice = check_multiple_choice(
         by_name.get("Multiple choice"),
         written_keys(by_name.get("Red flags")),
