@@ -132,10 +132,8 @@ def _flag_problem(correct: bool, flag: str | None, flag_keys: set[str] | None) -
         return f"red flag key '{flag}' has spaces: keys are like {{flag=KEY}} (red flags: {known})"
     if flag_keys is not None and flag.strip() not in flag_keys:
         close = difflib.get_close_matches(flag.strip(), sorted(flag_keys), n=1, cutoff=0.6)
-        hint = f"did you mean '{close[0]}'? " if close else ""
-        return (
-            f"wrong option names red flag '{flag}', which the card lacks: {hint}(red flags: {known})"
-        )
+        hint = f": did you mean '{close[0]}'?" if close else ""
+        return f"wrong option names red flag '{flag}', which the card lacks{hint} (red flags: {known})"
     return None
 
 

@@ -52,6 +52,14 @@ def _check_braces(latex: str) -> None:
         raise FormulaError("unclosed '{' in formula")
 
 
+def _reason(exc: Exception) -> str:
+    """latex2mathml's errors carry no message; their class names say what is wrong."""
+    if str(exc):
+        return str(exc)
+    words = re.sub(r"(?<!^)(?=[A-Z])", " ", type(exc).__name__.removesuffix("Error")).lower()
+    return f"{words} (is a '^', '_', '\\left' or '\\begin' missing its other half?)"
+
+
 @cache
 def _known() -> tuple[frozenset[str], frozenset[str]]:
     """The commands (without ``\\``) and environments latex2mathml converts."""
@@ -110,7 +118,7 @@ def to_mathml(latex: str, *, display: bool = False) -> str:
             converted, display="block" if display else "inline"
         )
     except Exception as exc:  # latex2mathml raises many private exception types
-        raise FormulaError(f"cannot convert formula '{source}': {exc}") from exc
+        raise FormulaError(f"cannot convert formula '{source}': {_reason(exc)}") from exc
     try:
         root = ET.fromstring(mathml)
     except ET.ParseError as exc:

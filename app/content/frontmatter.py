@@ -112,8 +112,9 @@ def _known_and_present(front: FrontMatter, fields: dict[str, Any]) -> _Check:
     for name in front.data:
         if name not in known:
             close = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
-            hint = f"did you mean '{close[0]}'? " if close else ""
-            yield front.line_of(str(name)), f"unknown field '{name}': {hint}(known: {', '.join(known)})"
+            hint = f": did you mean '{close[0]}'?" if close else ""
+            message = f"unknown field '{name}'{hint} (known: {', '.join(known)})"
+            yield front.line_of(str(name)), message
     for name in REQUIRED_FIELDS:
         if front.data.get(name) in (None, ""):
             yield 1, f"missing required field '{name}'"
