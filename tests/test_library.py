@@ -145,3 +145,34 @@ def test_edits_are_served_within_a_second(tmp_path: Path, content_dir: Path) -> 
             for p in problems
         ), problems
         assert page.select_one("h1#question").get_text() == "What is softmax?"  # type: ignore[union-attr]
+
+
+def test_a_card_that_never_passed_is_a_draft_previewed_only_while_reloading(
+    content_dir: Path, tmp_path: Path
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from app.settings import Settings
+    from app.web.app import create_app
+
+    broken = OTHER_CARD.replace("id: test-other", "id: test-draft").replace("## TL;DR", "## TLDR")
+    (content_dir / "testdeck" / "draft.md").write_text(broken)
+    snapshot = Library(content_dir).load()
+    assert "test-draft" not in snapshot.cards and snapshot.drafts["test-draft"].draft
+    for reloading, status in ((True, 200), (False, 404)):
+        settings = Settings(
+            content_dir=content_dir,
+            data_dir=tmp_path / f"data-{reloading}",
+            reload_content=reloading,
+        )
+        with TestClient(create_app(settings)) as client:
+            response = client.get("/cards/test-draft")
+            assert response.status_code == status
+            if reloading:
+                assert "Draft: this card has not passed the check yet." in response.text
+                assert (
+                    "unknown section &#39;TLDR&#39;: did you mean &#39;TL;DR&#39;?" in response.text
+                )
+                assert "Positive and smooth." in response.text  # what parsed is shown
+                home = client.get("/").text
+                assert "test-draft" not in home  # never listed

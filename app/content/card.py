@@ -142,6 +142,9 @@ class Card:
     bindings: tuple[LiveBinding, ...] = field(default=())
     demos: tuple[EmbeddedDemo, ...] = field(default=())
     id_line: int = 1
+    # A file that has never passed the check, built from what did parse, so an
+    # author can preview it (only while content reloading is on).
+    draft: bool = False
 
     def red_flag(self, key: str) -> RedFlag | None:
         return next((flag for flag in self.red_flags if flag.key == key), None)
@@ -159,6 +162,7 @@ class ParseResult:
     # to a card that is being fixed are not reported as links to nothing.
     card_id: str | None = None
     warnings: list[Problem] = field(default_factory=list)  # of a card that loads
+    draft: Card | None = None  # when card is None: what parsed, for the preview
 
 
 def slugify(text: str) -> str:

@@ -43,6 +43,8 @@ class Snapshot:
     cards: dict[str, Card] = field(default_factory=dict)
     problems: dict[str, list[Problem]] = field(default_factory=dict)  # by path
     warnings: dict[str, list[Problem]] = field(default_factory=dict)  # by path, cards that load
+    # Files that never passed the check, by id: previewed while reloading, never listed.
+    drafts: dict[str, Card] = field(default_factory=dict)
     reloading: bool = False  # files are re-read while serving: pages offer a live preview
     _derived: dict[Callable[["Snapshot"], Any], Any] = field(
         default_factory=dict, init=False, repr=False, compare=False
@@ -134,6 +136,7 @@ class Library:
             cards: dict[str, Card] = {}
             problems: dict[str, list[Problem]] = {}
             warnings: dict[str, list[Problem]] = {}
+            drafts: dict[str, Card] = {}
             shown_paths = []
             written_ids = set()
             for path in files:
@@ -147,6 +150,8 @@ class Library:
                     problems[shown] = list(result.problems)
                     # A broken edit keeps the last good version on the site.
                     card = self._last_good.get(shown)
+                    if card is None and result.draft is not None:
+                        drafts.setdefault(result.draft.id, result.draft)
                 else:
                     self._last_good[shown] = card
                     if result.warnings:
@@ -167,7 +172,8 @@ class Library:
             # Forget deleted files, so a removed card disappears from the site.
             self._last_good = {k: v for k, v in self._last_good.items() if k in shown_paths}
             self._parsed = {k: v for k, v in self._parsed.items() if k in shown_paths}
-            self.snapshot = Snapshot(cards, problems, warnings, self.reloading)
+            drafts = {k: v for k, v in drafts.items() if k not in cards}
+            self.snapshot = Snapshot(cards, problems, warnings, drafts, self.reloading)
         return self.snapshot
 
     def changed(self) -> bool:

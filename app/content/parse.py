@@ -9,13 +9,24 @@ the multiple choice.
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from app.content.card import PLACEHOLDER, Card, MultipleChoice, ParseResult, Problem, content_hash
+from app.content.binding import embedded_problem
+from app.content.card import (
+    DIFFICULTIES,
+    ID_PATTERN,
+    PLACEHOLDER,
+    Card,
+    MultipleChoice,
+    ParseResult,
+    Problem,
+    content_hash,
+)
 from app.content.choices import check_multiple_choice
 from app.content.entries import (
     KeyedEntry,
@@ -61,10 +72,46 @@ def parse_card(text: str, path: str) -> ParseResult:
     fields = check_fields(front, problems)
     body = _parse_body(text, front.body_start, path, problems)
     if fields is None or any(not p.warning for p in problems):
-        return ParseResult(None, problems, front.written_id)
+        return ParseResult(None, problems, front.written_id, draft=_draft(text, front, body))
     card = _card(text, front, fields, body)
     problems.extend(_below_standard(card, front))
     return ParseResult(card, [], card.id, warnings=problems)
+
+
+def _draft(text: str, front: FrontMatter, body: _Body) -> Card | None:
+    """A preview of a file with problems, from what parsed; None without a usable id."""
+    data = front.data
+    card_id = front.written_id
+    if card_id is None or not ID_PATTERN.match(card_id):
+        return None
+
+    def text_of(name: str, default: str) -> str:
+        value = data.get(name)
+        return value.strip() if isinstance(value, str) and value.strip() else default
+
+    minutes = data.get("minutes")
+    listed = {
+        name: tuple(x for x in data.get(name) or () if isinstance(x, str))
+        if isinstance(data.get(name), list)
+        else ()
+        for name in ("tags", "sources")
+    }
+    fields = {
+        "id": card_id,
+        "title": text_of("title", card_id),
+        "question": text_of("question", text_of("title", card_id)),
+        "deck": Path(front.path).parent.name,
+        "tags": listed["tags"],
+        "difficulty": data.get("difficulty") if data.get("difficulty") in DIFFICULTIES else "medium",
+        "minutes": minutes if isinstance(minutes, int) and 1 <= minutes <= 120 else 1,
+        "sources": listed["sources"],
+    }
+    # Broken demos cannot be drawn: leave them out (their problems are listed).
+    good_demos = [d for d in body.found.demos if d.error is None and not embedded_problem(d)]
+    found = Found(body.found.links, body.found.bindings, good_demos)
+    draft_body = _Body(body.env, found, body.sections, body.notes, body.follow_ups, body.red_flags, None)
+    card = _card(text, front, fields, draft_body)
+    return replace(card, draft=True, bindings=(), demos=tuple(good_demos))
 
 
 def _below_standard(card: Card, front: FrontMatter) -> Iterator[Problem]:

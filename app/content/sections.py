@@ -286,7 +286,9 @@ def render_sections(
     }
     for name in ENTRY_SECTIONS:
         # Text before the first ### is an introduction, shown above the entries.
-        section = by_name[name]
+        section = by_name.get(name)
+        if section is None:  # only in a draft
+            continue
         rendered[name] = Section(
             name, slugify(name), render_tokens(section.tokens, env, slots=slots), section.line
         )

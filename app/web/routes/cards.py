@@ -38,7 +38,7 @@ def _context(
         "live_pending": any(m.status == "pending" for m in measurements.values()),
         "demo_views": demo_views(live, card),
         "view": "practice",
-        "revealed": False,
+        "revealed": card.draft,  # a draft shows every section that parsed
         "typed_answer": "",
         "choice_result": None,
         **extra,
