@@ -282,3 +282,21 @@ def test_follow_up_key_is_suggested_in_whole_words() -> None:
         "follow-up 'Why does the standard deviation grow as the square root of the dimension?' "
         "needs a stable key: end the heading with {#why-does-the-standard-deviation-grow-as}"
     )
+
+
+def test_code_to_run_needs_its_output_block() -> None:
+    text = STANDARD_CARD.replace("```python\n", "```python run\n")
+    assert only_problem(text) == Problem(
+        PATH,
+        line_of(text, "```python run"),
+        "a 'python run' block needs a fenced 'output' block right after it",
+    )
+    with_output = text.replace("d_k ** 0.5\n```\n", "d_k ** 0.5\n```\n\n```output\n1\n```\n")
+    assert problems_of(with_output) == []
+
+
+def test_code_that_prints_but_is_not_run_is_a_warning() -> None:
+    text = STANDARD_CARD.replace("d_k ** 0.5\n", "d_k ** 0.5\nprint(scores)\n")
+    [warning] = warnings_of(text)
+    assert warning.line == line_of(text, "```python")
+    assert warning.message.startswith("this code prints: mark it 'python run'")

@@ -39,7 +39,27 @@ def find_mistakes(tokens: list[Token], body: list[str], offset: int, path: str) 
         line = offset + (token.map[0] if token.map else 0) + 1
         for message in _token_mistakes(tokens, index, body):
             problems.append(Problem(path, line, message))
+        if token.type == "fence":
+            problems.extend(_code_mistakes(tokens, index, path, line))
     return problems
+
+
+def _code_mistakes(tokens: list[Token], index: int, path: str, line: int) -> Iterator[Problem]:
+    """A block to run needs its output after it; a block that prints should be run."""
+    info = tokens[index].info.split()
+    if info[:1] != ["python"]:
+        return
+    if "run" in info:
+        after = next((t for t in tokens[index + 1 :] if t.nesting >= 0 and t.map), None)
+        if after is None or after.type != "fence" or after.info.strip() != "output":
+            message = "a 'python run' block needs a fenced 'output' block right after it"
+            yield Problem(path, line, message)
+    elif "print(" in tokens[index].content:
+        message = (
+            "this code prints: mark it 'python run' and put what it prints in an "
+            "'output' block after it, so quizlab check --run-code keeps it true"
+        )
+        yield Problem(path, line, message, warning=True)
 
 
 def _token_mistakes(tokens: list[Token], index: int, body: list[str]) -> Iterator[str]:
