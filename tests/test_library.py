@@ -152,9 +152,6 @@ def test_a_card_that_never_passed_is_a_draft_previewed_only_while_reloading(
 ) -> None:
     from fastapi.testclient import TestClient
 
-    from app.settings import Settings
-    from app.web.app import create_app
-
     broken = OTHER_CARD.replace("id: test-other", "id: test-draft").replace("## TL;DR", "## TLDR")
     (content_dir / "testdeck" / "draft.md").write_text(broken)
     snapshot = Library(content_dir).load()
@@ -176,3 +173,18 @@ def test_a_card_that_never_passed_is_a_draft_previewed_only_while_reloading(
                 assert "Positive and smooth." in response.text  # what parsed is shown
                 home = client.get("/").text
                 assert "test-draft" not in home  # never listed
+
+
+def test_duplicate_id_is_named_on_the_page_that_serves_the_other_file(
+    content_dir: Path, tmp_path: Path
+) -> None:
+    from fastapi.testclient import TestClient
+
+    (content_dir / "testdeck" / "zz-copy.md").write_text(
+        GOOD_CARD.replace("The scaling factor", "A copy")
+    )
+    settings = Settings(content_dir=content_dir, data_dir=tmp_path / "data", reload_content=True)
+    with TestClient(create_app(settings)) as client:
+        page = client.get("/cards/test-scaling").text
+    assert "duplicate id &#39;test-scaling&#39; (also in " in page
+    assert "zz-copy.md:2): this page shows this file" in page
