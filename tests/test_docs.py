@@ -68,6 +68,8 @@ MISTAKES = [
     ("(card:test-other)", "(card:test-othre)"),
     ("Averaging more dice.", "Averaging TODO dice."),
     ("Averaging more dice.", "Averaging $x^$ dice."),
+    ("id: test-scaling\n", "id: test-scaling\naliases: [Old Id]\n"),
+    ("id: test-scaling\n", "id: test-scaling\naliases: [test-scaling]\n"),
     ("Averaging more dice.", "Averaging {live}`score_variance.varianse(d_k=8) = 8 ± 5%`."),
     ("Averaging more dice.", "Averaging {live}`score_variance.zzzzzz(d_k=8) = 8 ± 5%`."),
     ("Averaging more dice.", "Averaging {live}`score_varience.variance(d_k=8) = 8 ± 5%`."),
@@ -120,6 +122,6 @@ def test_every_check_message_is_in_the_authoring_table() -> None:
     unused = [r.pattern for r in patterns if not any(r.fullmatch(p.message) for p in produced)]
     # Messages no single card can produce: cross-file, or from --run-code.
     assert all(
-        any(word in pattern for word in ("duplicate", "link\\ to", "code\\ block"))
+        any(word in pattern for word in ("duplicate", "link\\ to", "code\\ block", "alias\\ '"))
         for pattern in unused
     ), unused

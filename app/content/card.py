@@ -37,7 +37,7 @@ REQUIRED_SECTIONS = ("Answer", "TL;DR", "Follow-ups", "Red flags")
 QUICK_SCAN_SECTIONS = ("Answer", "TL;DR", "Quick scan", "Red flags")
 DIFFICULTIES = ("easy", "medium", "hard")
 REQUIRED_FIELDS = ("id", "title", "question", "deck", "difficulty", "minutes")
-OPTIONAL_FIELDS = ("tags", "sources")
+OPTIONAL_FIELDS = ("tags", "sources", "aliases")
 # Text that `quizlab new` writes and the check refuses until it is replaced.
 PLACEHOLDER = "TODO"
 
@@ -142,6 +142,8 @@ class Card:
     bindings: tuple[LiveBinding, ...] = field(default=())
     demos: tuple[EmbeddedDemo, ...] = field(default=())
     id_line: int = 1
+    # Former ids: history recorded under them is moved to ``id`` (app.practice.aliases).
+    aliases: tuple[str, ...] = ()
     # A file that has never passed the check, built from what did parse, so an
     # author can preview it (only while content reloading is on).
     draft: bool = False

@@ -191,4 +191,27 @@ def _lists(front: FrontMatter, fields: dict[str, Any]) -> _Check:
             yield front.line_of(name), message
 
 
-_CHECKS = (_known_and_present, _id, _text, _deck_folder, _difficulty, _minutes, _lists)
+def _aliases(front: FrontMatter, fields: dict[str, Any]) -> _Check:
+    # A renamed card lists its old ids, so the history kept under them follows it.
+    value = front.data.get("aliases", [])
+    if isinstance(value, list) and all(isinstance(a, str) and ID_PATTERN.match(a) for a in value):
+        if front.data.get("id") in value:
+            yield front.line_of("aliases"), "aliases list the card's old ids, not its id"
+        fields["aliases"] = tuple(value)
+    else:
+        yield (
+            front.line_of("aliases"),
+            "aliases must be a list of the card's old ids (lowercase letters, digits and '-')",
+        )
+
+
+_CHECKS = (
+    _known_and_present,
+    _id,
+    _text,
+    _deck_folder,
+    _difficulty,
+    _minutes,
+    _lists,
+    _aliases,
+)

@@ -163,12 +163,7 @@ class Library:
                     _duplicate(card, other, problems)
                     continue
                 cards[card.id] = card
-            for card in cards.values():
-                for link in card.links:
-                    if link.card_id not in cards and link.card_id not in written_ids:
-                        problems.setdefault(card.path, []).append(
-                            Problem(card.path, link.line, _missing_link(link.card_id, cards))
-                        )
+            _check_across(cards, written_ids, problems)
             # Forget deleted files, so a removed card disappears from the site.
             self._last_good = {k: v for k, v in self._last_good.items() if k in shown_paths}
             self._parsed = {k: v for k, v in self._parsed.items() if k in shown_paths}
@@ -182,6 +177,30 @@ class Library:
         if set(files) != set(self._stamps):
             return True
         return any(_stamp(path) != self._stamps[path] for path in files)
+
+
+def _check_across(
+    cards: dict[str, Card], written_ids: set[str], problems: dict[str, list[Problem]]
+) -> None:
+    """Links to cards that do not exist, and aliases that are still another card's id."""
+    for card in cards.values():
+        found = [
+            Problem(card.path, link.line, _missing_link(link.card_id, cards))
+            for link in card.links
+            if link.card_id not in cards and link.card_id not in written_ids
+        ]
+        found += [
+            Problem(
+                card.path,
+                card.id_line,
+                f"alias '{alias}' is the id of {cards[alias].path}: "
+                "an alias is an id no card has any more",
+            )
+            for alias in card.aliases
+            if alias in cards
+        ]
+        if found:
+            problems.setdefault(card.path, []).extend(found)
 
 
 def _missing_link(card_id: str, cards: dict[str, Card]) -> str:

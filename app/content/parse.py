@@ -183,4 +183,5 @@ def _card(text: str, front: FrontMatter, fields: dict[str, Any], body: _Body) ->
         bindings=tuple(body.found.bindings),
         demos=tuple(body.found.demos),
         id_line=front.line_of("id"),
+        aliases=fields.get("aliases", ()),
     )
