@@ -44,6 +44,7 @@ def test_renamed_card_keeps_its_history(
 
     with database.session() as session:
         assert adopt_aliases(session, renamed.cards.values()) == 2 + 1  # schedules, totals
+        session.commit()
     assert count(database, ReviewItem, "test-scale-factor") == 2
     # The log is append-only: it keeps the id each review was written under.
     assert count(database, ReviewLog, "test-scaling") == 2

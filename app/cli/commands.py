@@ -226,8 +226,10 @@ def db_rebuild_schedule(user: UserOption = None) -> None:
     The log is never changed. Run it after changing QUIZLAB_DESIRED_RETENTION or
     QUIZLAB_TIMEZONE, or to repair the derived tables.
     """
+    from app.content.library import Library
     from app.practice import activity
     from app.practice.activity import Learner
+    from app.practice.aliases import adopt_aliases
     from app.practice.scheduling import Scheduler
     from app.practice.stored import rebuild_schedule
 
@@ -239,6 +241,8 @@ def db_rebuild_schedule(user: UserOption = None) -> None:
             scheduler = Scheduler(desired_retention=settings.desired_retention)
             rebuilt = rebuild_schedule(session, learner.user_id, scheduler)
             activity.rebuild(session, learner)
+            # The log keeps renamed cards' old ids: move what was rebuilt under them.
+            adopt_aliases(session, Library(settings.content_dir).load().cards.values())
             session.commit()
     finally:
         database.dispose()

@@ -38,12 +38,14 @@ def renames(cards: Iterable[Card]) -> dict[str, str]:
 
 
 def adopt_aliases(session: Session, cards: Iterable[Card]) -> int:
-    """Move history from each alias to its card's id; the number of rows moved."""
+    """Move history from each alias to its card's id; the number of rows moved.
+
+    The caller commits.
+    """
     moved = 0
     for old, new in renames(cards).items():
         moved += _move_items(session, old, new)
         moved += _move_totals(session, old, new)
-    session.commit()
     return moved
 
 

@@ -38,6 +38,7 @@ def _adopt_aliases(database: Database, snapshot: Snapshot) -> None:
         return
     with database.session() as session:
         moved = adopt_aliases(session, snapshot.cards.values())
+        session.commit()
     if moved:
         logger.info("moved %d history rows from old card ids to their aliases' cards", moved)
 
