@@ -165,7 +165,8 @@ db_cli = typer.Typer(
     help="The progress database: migrations and the schedule.", no_args_is_help=True
 )
 progress_cli = typer.Typer(
-    help="All of your progress as one JSON file: export and import.", no_args_is_help=True
+    help="All of your progress as one JSON file (export, import); history whose card is gone.",
+    no_args_is_help=True,
 )
 user_cli = typer.Typer(
     help="Accounts for QUIZLAB_AUTH=accounts (docs/security.md).", no_args_is_help=True
@@ -277,6 +278,15 @@ def progress_export(
         database.dispose()
     if str(file) != "-":
         typer.echo(f"progress written to {file}", err=True)
+
+
+def _register_orphans() -> None:
+    from app.cli.orphans import progress_orphans
+
+    progress_cli.command("orphans")(progress_orphans)
+
+
+_register_orphans()
 
 
 @progress_cli.command("import")
