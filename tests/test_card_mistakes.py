@@ -136,10 +136,10 @@ def test_operatorname_renders_upright() -> None:
 
 
 def test_unclosed_dollar() -> None:
-    text = STANDARD_CARD.replace("Averaging more dice.", "Averaging $d_k more dice.")
+    text = STANDARD_CARD.replace("Averaging more dice.", "Averaging $n$ and\n$d_k more dice.")
     assert only_problem(text) == Problem(
         PATH,
-        line_of(text, "Averaging $d_k"),
+        line_of(text, "$d_k more"),
         "a '$' without its closing '$': close the formula, or write \\$ for a dollar sign",
     )
 
@@ -151,7 +151,7 @@ def test_escaped_dollar_is_fine() -> None:
 
 def test_live_number_with_quotes() -> None:
     text = STANDARD_CARD.replace(
-        "Averaging more dice.", 'Variance {live}"score_variance.variance(d_k=8) = 8 ± 5%".'
+        "Averaging more dice.", 'Variance\n{live}"score_variance.variance(d_k=8) = 8 ± 5%".'
     )
     assert only_problem(text) == Problem(
         PATH,
@@ -162,7 +162,7 @@ def test_live_number_with_quotes() -> None:
 
 
 def test_undefined_footnote() -> None:
-    text = STANDARD_CARD.replace("Averaging more dice.", "Averaging more dice.[^7]")
+    text = STANDARD_CARD.replace("Averaging more dice.", "Averaging\nmore dice.[^7]")
     assert only_problem(text) == Problem(
         PATH,
         line_of(text, "[^7]"),

@@ -18,7 +18,7 @@ UNCLOSED_FENCE = "code fence opened here is never closed"
 _KEY_SUFFIX = re.compile(r"\s*\{#([^}]*)\}\s*$")
 _CODE_SPAN = re.compile(r"(`+).*?\1", re.S)
 _FOOTNOTE = re.compile(r"\[\^([^\]\s]+)\]")
-_FENCE_CLOSE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*$")
+_FENCE_CLOSE = re.compile(r"^[\s>]*(`{3,}|~{3,})\s*$")  # also in lists and quotes
 
 
 def section_key(name: str) -> str:
@@ -37,8 +37,10 @@ def find_mistakes(tokens: list[Token], body: list[str], offset: int, path: str) 
     problems = []
     for index, token in enumerate(tokens):
         line = offset + (token.map[0] if token.map else 0) + 1
-        for message in _token_mistakes(tokens, index, body):
-            problems.append(Problem(path, line, message))
+        for at, message in _token_mistakes(tokens, index, body):
+            # ``at``: where in an inline token's text the mistake is, for its own line.
+            extra = token.content.count("\n", 0, at) if at > 0 else 0
+            problems.append(Problem(path, line + extra, message))
         if token.type == "fence":
             problems.extend(_code_mistakes(tokens, index, path, line))
     return problems
@@ -62,12 +64,14 @@ def _code_mistakes(tokens: list[Token], index: int, path: str, line: int) -> Ite
         yield Problem(path, line, message, warning=True)
 
 
-def _token_mistakes(tokens: list[Token], index: int, body: list[str]) -> Iterator[str]:
+def _token_mistakes(
+    tokens: list[Token], index: int, body: list[str]
+) -> Iterator[tuple[int, str]]:
     token = tokens[index]
     if token.type == "heading_open":
-        yield from _heading(token.tag, tokens[index + 1].content.strip())
+        yield from ((0, m) for m in _heading(token.tag, tokens[index + 1].content.strip()))
     elif token.type == "fence" and token.map and not _closed(token, body):
-        yield (
+        yield 0, (
             f"{UNCLOSED_FENCE}: everything below is shown as code; "
             f"add a line {token.markup} after the code"
         )
@@ -100,18 +104,21 @@ def _closed(token: Token, body: list[str]) -> bool:
     return match is not None and match.group(1)[0] == token.markup[0]
 
 
-def _inline(token: Token) -> Iterator[str]:
+def _inline(token: Token) -> Iterator[tuple[int, str]]:
     children = token.children or []
     text = "".join(child.content for child in children if child.type == "text")
+    raw = token.content
     if "{live}" in text:
-        yield (
+        yield raw.find("{live}"), (
             "'{live}' must be followed by backticks, not quotes: "
             "{live}`demo.output(param=value) = claim ± tolerance`"
         )
     for label in _FOOTNOTE.findall(text):
-        yield f"footnote [^{label}] is not defined: add a line '[^{label}]: the note'"
-    if "$" in text and _lone_dollar(token.content, children):
-        yield (
+        message = f"footnote [^{label}] is not defined: add a line '[^{label}]: the note'"
+        yield raw.find(f"[^{label}]"), message
+    if "$" in text and _lone_dollar(raw, children):
+        # Dollars pair from the left, so the one left open is the last.
+        yield raw.rfind("$"), (
             "a '$' without its closing '$': close the formula, or write \\$ for a dollar sign"
         )
 
