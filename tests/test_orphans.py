@@ -45,6 +45,7 @@ def test_gone_cards_and_follow_ups_are_orphans_and_prune_keeps_the_log(
         Orphan("test-scaling", "flash", 1, 0),
     ]
     assert str(orphans[0]) == "card test-other: 1 schedule(s), 1 logged review(s)"
+
     with database.session() as session:
         assert prune_orphans(session, orphans) == 1 + 1 + 1  # two schedules, one totals row
         session.commit()
@@ -53,6 +54,21 @@ def test_gone_cards_and_follow_ups_are_orphans_and_prune_keeps_the_log(
     assert rows(database, ReviewItem) == 1  # test-scaling's answer
     assert rows(database, CardActivity) == 1
     assert rows(database, ReviewLog) == 3  # append-only: all kept
+
+
+def test_an_orphan_like_a_live_id_suggests_the_alias(
+    content_dir: Path, database: Database, grade: Grader
+) -> None:
+    grade(Library(content_dir).load(), "test-scaling", 3, AT)
+    (content_dir / "testdeck" / "scaling.md").write_text(
+        GOOD_CARD.replace("id: test-scaling", "id: test-scaling-factor")
+    )
+    with database.session() as session:
+        [orphan] = find_orphans(session, Library(content_dir).load().cards.values())
+    assert str(orphan) == (
+        "card test-scaling: 1 schedule(s), 1 logged review(s); if it is now "
+        "'test-scaling-factor', add 'aliases: [test-scaling]' to that card to keep this history"
+    )
 
 
 def test_the_command_lists_and_prunes(content_dir: Path, tmp_path: Path) -> None:

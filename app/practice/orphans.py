@@ -9,6 +9,7 @@ written, so a card brought back later finds its log again (``quizlab db
 rebuild-schedule`` rebuilds from it).
 """
 
+import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -28,11 +29,18 @@ class Orphan:
     follow_up: str  # "" for the card itself (its answer and every follow-up)
     items: int  # stored schedules
     reviews: int  # review log entries, kept whatever happens
+    renamed_to: str | None = None  # a live card with a similar id: was it renamed?
 
     def __str__(self) -> str:
         what = f"{self.card_id}/{self.follow_up}" if self.follow_up else self.card_id
         kind = "follow-up" if self.follow_up else "card"
-        return f"{kind} {what}: {self.items} schedule(s), {self.reviews} logged review(s)"
+        text = f"{kind} {what}: {self.items} schedule(s), {self.reviews} logged review(s)"
+        if self.renamed_to:
+            text += (
+                f"; if it is now '{self.renamed_to}', add 'aliases: [{self.card_id}]' "
+                "to that card to keep this history"
+            )
+        return text
 
 
 def _live(cards: Iterable[Card]) -> tuple[set[str], set[tuple[str, str]]]:
@@ -65,8 +73,15 @@ def find_orphans(session: Session, cards: Iterable[Card]) -> list[Orphan]:
             by_card[card_id] = by_card.get(card_id, 0) + count
         elif (card_id, follow_up) not in items:
             orphans.append(Orphan(card_id, follow_up, count, 0))
-    orphans += [Orphan(c, ANSWER, n, logged.get(c, 0)) for c, n in by_card.items()]
+    orphans += [
+        Orphan(c, ANSWER, n, logged.get(c, 0), _similar(c, ids)) for c, n in by_card.items()
+    ]
     return sorted(orphans, key=lambda o: (o.card_id, o.follow_up))
+
+
+def _similar(card_id: str, ids: set[str]) -> str | None:
+    close = difflib.get_close_matches(card_id, sorted(ids), n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 def prune_orphans(session: Session, orphans: list[Orphan]) -> int:
