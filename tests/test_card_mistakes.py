@@ -300,3 +300,11 @@ def test_code_that_prints_but_is_not_run_is_a_warning() -> None:
     [warning] = warnings_of(text)
     assert warning.line == line_of(text, "```python")
     assert warning.message.startswith("this code prints: mark it 'python run'")
+
+
+def test_shuffled_options_depend_only_on_the_seed() -> None:
+    quiz = parse_card(STANDARD_CARD, PATH).card.multiple_choice  # type: ignore[union-attr]
+    assert quiz is not None
+    assert quiz.shuffled("ada:1") == quiz.shuffled("ada:1")
+    firsts = {quiz.shuffled(f"ada:{n}")[0].key for n in range(40)}
+    assert firsts == {"a", "b", "c"}  # the correct option ("b") is not always in one place

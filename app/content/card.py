@@ -11,6 +11,7 @@ missing cards) live in :mod:`app.content.library`.
 """
 
 import hashlib
+import random
 import re
 from dataclasses import dataclass, field
 
@@ -110,6 +111,16 @@ class MultipleChoice:
 
     def choice(self, key: str) -> Choice | None:
         return next((choice for choice in self.choices if choice.key == key), None)
+
+    def shuffled(self, seed: str) -> tuple[Choice, ...]:
+        """The options in an order fixed by ``seed`` (a learner and an attempt).
+
+        The same seed gives the same order, so a reload shows what it showed;
+        the keys stay the written letters, so an answer means the same option.
+        """
+        order = list(self.choices)
+        random.Random(hashlib.sha256(seed.encode()).digest()).shuffle(order)
+        return tuple(order)
 
 
 @dataclass(frozen=True)

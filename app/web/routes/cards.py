@@ -6,13 +6,14 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
-from app.content.card import Card, Problem, content_hash
+from app.content.card import Card, Choice, Problem, content_hash
 from app.content.library import Snapshot
 from app.live.results import LiveResults, demo_views
 from app.practice import MAX_ANSWER_LENGTH
 from app.practice.progress import record_choice
 from app.web.deps import CardDep, LearnerDep, LiveDep, SessionDep, SnapshotDep, get_card
 from app.web.middleware import csrf
+from app.web.middleware.sessions import session_of
 from app.web.pagecache import PageCache
 from app.web.render import render
 from app.web.templating import templates
@@ -25,6 +26,19 @@ def preview_state(card: Card, problems: list[Problem]) -> str:
     return content_hash(card.content_hash + "".join(str(p) for p in problems))[:16]
 
 
+def option_order(card: Card, request: Request) -> tuple[Choice, ...]:
+    """The card's options as this learner sees them on this attempt.
+
+    Seeded by who asks (the account, else the session) and how many answers the
+    session has given: fixed across reloads, new after each answer.
+    """
+    if card.multiple_choice is None:
+        return ()
+    session = session_of(request.scope)
+    who = session.get("u") or session.csrf
+    return card.multiple_choice.shuffled(f"{who}:{card.id}:{session.get('m', 0)}")
+
+
 def _context(
     card: Card, snapshot: Snapshot, live: LiveResults, **extra: object
 ) -> dict[str, object]:
@@ -32,6 +46,7 @@ def _context(
     problems = snapshot.problems.get(card.path, [])
     return {
         "card": card,
+        "options": card.multiple_choice.choices if card.multiple_choice else (),
         "problems": problems,
         "preview_state": preview_state(card, problems) if snapshot.reloading else None,
         "measurements": measurements,
@@ -58,14 +73,16 @@ async def card_page(
     cache: PageCache = request.app.state.page_cache
     card = await get_card(card_id, snapshot)
     problems = snapshot.problems.get(card.path, [])
-    key = (card, view, tuple(problems), live.signature(card), snapshot.reloading)
+    options = option_order(card, request)
+    order = tuple(option.key for option in options)
+    key = (card, view, tuple(problems), live.signature(card), snapshot.reloading, order)
     body = cache.get(key)
     if body is None:
         # Cached pages are the same for everyone: rendered with a placeholder
         # where the session's CSRF token goes, swapped in below (app.web.middleware.csrf).
         request.scope[csrf.RENDER_KEY] = csrf.PLACEHOLDER
         response = templates.TemplateResponse(
-            request, "card.html", _context(card, snapshot, live, view=view)
+            request, "card.html", _context(card, snapshot, live, view=view, options=options)
         )
         del request.scope[csrf.RENDER_KEY]
         body = bytes(response.body)
@@ -81,7 +98,8 @@ async def reveal(
     live: LiveDep,
     answer: Annotated[str, Form(max_length=MAX_ANSWER_LENGTH)] = "",
 ) -> HTMLResponse:
-    context = _context(card, snapshot, live, revealed=True, typed_answer=answer)
+    options = option_order(card, request)
+    context = _context(card, snapshot, live, revealed=True, typed_answer=answer, options=options)
     return render(request, "card.html", context, fragment="_practice.html")
 
 
@@ -103,12 +121,17 @@ async def choose(
         keys = ", ".join(c.key for c in quiz.choices)
         raise HTTPException(422, f"Pick one of the options ({keys}) before checking.")
     await asyncio.to_thread(record_choice, session, learner, card_id=card.id, choice=picked)
+    # A new attempt: the next time the card is shown, its options are shuffled again.
+    cookie = session_of(request.scope)
+    options = option_order(card, request)
+    cookie["m"] = int(cookie.get("m", 0)) + 1
+    cookie.modified = True
     result = {
         "choice": picked,
         "correct": picked.correct,
         "red_flag": card.red_flag(picked.flag) if picked.flag else None,
     }
-    context = _context(card, snapshot, live, choice_result=result)
+    context = _context(card, snapshot, live, choice_result=result, options=options)
     return render(request, "card.html", context, fragment="_choice_result.html")
 
 
@@ -131,5 +154,13 @@ async def card_preview(
     problems = snapshot.problems.get(card.path, [])
     if not snapshot.reloading or preview_state(card, problems) == since:
         return Response(status_code=204)
-    context = _context(card, snapshot, live, view=view, revealed=revealed, typed_answer=answer)
+    context = _context(
+        card,
+        snapshot,
+        live,
+        view=view,
+        revealed=revealed,
+        typed_answer=answer,
+        options=option_order(card, request),
+    )
     return templates.TemplateResponse(request, "_card_article.html", context)
