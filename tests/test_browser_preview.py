@@ -44,3 +44,41 @@ def test_card_page_refreshes_when_its_file_changes(
         # The last good version is still what the page shows.
         expect(page.locator("#analogy")).to_contain_text("Averaging more dice.")
         page.screenshot(path=artifacts / "preview-problem.png", full_page=True)
+
+
+def test_a_fresh_scaffold_previews_with_its_problems(
+    page: Page, content_dir: Path, tmp_path: Path, artifacts: Path
+) -> None:
+    """`quizlab new` then open the card: a draft page, its problems above what parsed."""
+    from app.content.scaffold import new_card
+
+    settings = Settings(
+        content_dir=content_dir,
+        data_dir=tmp_path / "data",
+        reload_content=True,
+        reload_interval=0.2,
+    )
+    with LiveServer(settings) as server:
+        path = new_card(content_dir, "testdeck", "fresh", set())
+        text = path.read_text()
+        # The server notices the new file within its reload interval.
+        for _ in range(50):
+            response = page.goto(server.url + "/cards/testdeck-fresh")
+            if response is not None and response.status == 200:
+                break
+            page.wait_for_timeout(100)
+        expect(page.get_by_text("Draft: this card has not passed the check yet.")).to_be_visible(
+            timeout=5000
+        )
+        first = line_of(text, "TODO")
+        expect(page.locator(".problems li").first).to_contain_text(
+            f"fresh.md:{first}: placeholder 'TODO' left in the card: replace it"
+        )
+        # What parsed is shown: every section, with the example live number.
+        expect(page.locator("#deep-dive")).to_contain_text("unscaled, the score variance is")
+        expect(page.locator("#red-flags")).to_contain_text("a third mistake")
+        page.screenshot(path=artifacts / "preview-draft.png", full_page=True)
+
+        path.write_text(text.replace("TODO ", "Written "))
+        expect(page.get_by_text("Draft: this card")).to_have_count(0, timeout=5000)
+        expect(page.locator(".problems li")).to_have_count(0)

@@ -261,7 +261,8 @@ def test_wrong_option_must_name_an_existing_red_flag() -> None:
     assert only_problem(text) == Problem(
         PATH,
         line_of(text, "{flag=tunned}"),
-        "wrong option names red flag 'tunned', which the card lacks (red flags: sqrt-d-model, tuned)",
+        "wrong option names red flag 'tunned', which the card lacks: did you mean 'tuned'? "
+        "(red flags: sqrt-d-model, tuned)",
     )
 
 
@@ -277,7 +278,9 @@ def test_formula_that_does_not_convert() -> None:
         "Averaging more dice.", "Averaging $\\frobnicate{x}$ dice."
     )
     assert only_problem(text) == Problem(
-        PATH, line_of(text, "frobnicate"), "unknown LaTeX command \\frobnicate in formula"
+        PATH,
+        line_of(text, "frobnicate"),
+        "unknown LaTeX command \\frobnicate in formula '\\frobnicate{x}'",
     )
 
 

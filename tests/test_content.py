@@ -7,8 +7,10 @@ CONTENT = PROJECT_ROOT / "content"
 
 
 def test_every_bundled_card_passes_the_check() -> None:
+    """As `quizlab check --strict`: the bundled cards have no warnings either."""
     snapshot = Library(CONTENT).load()
     assert [str(p) for p in snapshot.all_problems()] == []
+    assert [str(p) for p in snapshot.all_warnings()] == []
     assert len(snapshot.cards) == len(card_files([CONTENT]))
 
 

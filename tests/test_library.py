@@ -26,7 +26,12 @@ def test_duplicate_id_across_files(content_dir: Path) -> None:
     copy.write_text(GOOD_CARD)
     problems = [str(p) for p in Library(content_dir).load().all_problems()]
     first = display_path(content_dir / "testdeck" / "scaling.md")
-    assert problems == [f"{display_path(copy)}:2: duplicate id 'test-scaling' (also in {first}:2)"]
+    assert problems == [
+        # The page at the id serves the first file, so it says so too.
+        f"{first}:2: duplicate id 'test-scaling' (also in {display_path(copy)}:2): "
+        "this page shows this file",
+        f"{display_path(copy)}:2: duplicate id 'test-scaling' (also in {first}:2)",
+    ]
 
 
 def test_link_to_missing_card(content_dir: Path) -> None:
@@ -47,10 +52,7 @@ def test_broken_edit_keeps_the_last_good_version(content_dir: Path) -> None:
     snapshot = library.load()
     assert snapshot.cards["test-other"].sections["TL;DR"].html  # still served
     assert [p.message for p in snapshot.problems[display_path(card_file)]] == [
-        "unknown section 'TLDR': expected one of: Answer, TL;DR, Key points, Analogy, Deep dive, "
-        "When it doesn't apply, Quick scan, Side by side, Real-world examples, Follow-ups, "
-        "Red flags, Multiple choice",
-        "missing required section '## TL;DR'",
+        "unknown section 'TLDR': did you mean 'TL;DR'?"
     ]
 
 
@@ -139,9 +141,50 @@ def test_edits_are_served_within_a_second(tmp_path: Path, content_dir: Path) -> 
             time.sleep(0.05)
         line = line_of(broken, "## TLDR")
         assert any(
-            p.endswith(
-                f"other.md:{line}: unknown section 'TLDR': expected one of: Answer, TL;DR, Key points, Analogy, Deep dive, When it doesn't apply, Quick scan, Side by side, Real-world examples, Follow-ups, Red flags, Multiple choice"
-            )
+            p.endswith(f"other.md:{line}: unknown section 'TLDR': did you mean 'TL;DR'?")
             for p in problems
         ), problems
         assert page.select_one("h1#question").get_text() == "What is softmax?"  # type: ignore[union-attr]
+
+
+def test_a_card_that_never_passed_is_a_draft_previewed_only_while_reloading(
+    content_dir: Path, tmp_path: Path
+) -> None:
+    from fastapi.testclient import TestClient
+
+    broken = OTHER_CARD.replace("id: test-other", "id: test-draft").replace("## TL;DR", "## TLDR")
+    (content_dir / "testdeck" / "draft.md").write_text(broken)
+    snapshot = Library(content_dir).load()
+    assert "test-draft" not in snapshot.cards and snapshot.drafts["test-draft"].draft
+    for reloading, status in ((True, 200), (False, 404)):
+        settings = Settings(
+            content_dir=content_dir,
+            data_dir=tmp_path / f"data-{reloading}",
+            reload_content=reloading,
+        )
+        with TestClient(create_app(settings)) as client:
+            response = client.get("/cards/test-draft")
+            assert response.status_code == status
+            if reloading:
+                assert "Draft: this card has not passed the check yet." in response.text
+                assert (
+                    "unknown section &#39;TLDR&#39;: did you mean &#39;TL;DR&#39;?" in response.text
+                )
+                assert "Positive and smooth." in response.text  # what parsed is shown
+                home = client.get("/").text
+                assert "test-draft" not in home  # never listed
+
+
+def test_duplicate_id_is_named_on_the_page_that_serves_the_other_file(
+    content_dir: Path, tmp_path: Path
+) -> None:
+    from fastapi.testclient import TestClient
+
+    (content_dir / "testdeck" / "zz-copy.md").write_text(
+        GOOD_CARD.replace("The scaling factor", "A copy")
+    )
+    settings = Settings(content_dir=content_dir, data_dir=tmp_path / "data", reload_content=True)
+    with TestClient(create_app(settings)) as client:
+        page = client.get("/cards/test-scaling").text
+    assert "duplicate id &#39;test-scaling&#39; (also in " in page
+    assert "zz-copy.md:2): this page shows this file" in page

@@ -264,7 +264,8 @@ def test_check_flags_unknown_demo_output_and_parameter(tmp_path: Path) -> None:
     text = text.replace("```demo score_variance", "```demo no_such_demo")
     messages = [p.message for p in parse_card(text, "content/testdeck/scaling.md").problems]
     assert messages[0].startswith(
-        "live number: demo 'score_variance' has no output 'varience' (outputs: variance,"
+        "live number: demo 'score_variance' has no output 'varience': "
+        "did you mean 'score_variance.variance'? (outputs: variance,"
     )
     assert messages[1].startswith(
         "live number: unknown parameter 'heads': score_variance takes d_k, samples"

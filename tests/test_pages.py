@@ -162,10 +162,25 @@ def test_reveal_over_htmx_returns_the_fragment(client: TestClient) -> None:
 def test_correct_option_is_not_in_the_page(client: TestClient) -> None:
     page = soup_of(client.get("/cards/test-scaling").text)
     options = page.select("#multiple-choice input[type=radio]")
-    assert [o["value"] for o in options] == ["a", "b", "c"]
+    assert sorted(o["value"] for o in options) == ["a", "b", "c"]  # in a shuffled order
     assert all(o.get("aria-label") for o in options)
     for attr_holder in page.select("#multiple-choice *"):
         assert not any("correct" in str(v) for v in attr_holder.attrs.values())
+
+
+def option_values(client: TestClient) -> list[str]:
+    page = soup_of(client.get("/cards/test-scaling").text)
+    return [o["value"] for o in page.select("#multiple-choice input[type=radio]")]
+
+
+def test_options_are_shuffled_per_attempt_and_stable_on_reload(client: TestClient) -> None:
+    seen = []
+    for _ in range(8):
+        order = option_values(client)
+        assert option_values(client) == order  # a reload shows the same order
+        seen.append(tuple(order))
+        client.post("/cards/test-scaling/choice", data={"choice": "a"}, headers=HX)
+    assert len(set(seen)) > 1  # each answer starts a new attempt, in a new order
 
 
 def test_wrong_option_returns_its_red_flag(client: TestClient) -> None:

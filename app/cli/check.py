@@ -3,6 +3,7 @@
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from app.content.card import Problem
@@ -38,30 +39,57 @@ def _demo_problems(targets: list[Path], settings: Settings, echo: Echo) -> list[
         return [Problem(path, 1, f"live check unavailable: {exc}") for path in sorted(wanted)]
 
 
-def run_check(targets: list[Path], settings: Settings, *, run_demos: bool, echo: Echo) -> bool:
-    """Print every problem as ``path:line: message``; True when there were any."""
-    problems = check_paths(targets, settings.content_dir)
+def run_check(
+    targets: list[Path],
+    settings: Settings,
+    *,
+    run_demos: bool,
+    echo: Echo,
+    strict: bool = False,
+    run_code: bool = False,
+) -> bool:
+    """Print every problem as ``path:line: message``; True when the check fails.
+
+    Warnings are printed too; they fail the check only when ``strict``.
+    """
+    found = check_paths(targets, settings.content_dir, warnings=True)
+    if strict:
+        found = [replace(p, warning=False) for p in found]
+    problems = [p for p in found if not p.warning]
+    if run_code and not problems:
+        from app.content.coderun import code_problems
+
+        problems = code_problems(targets)
     if run_demos and not problems:
         # Only a card that passes the other checks has numbers worth measuring.
         problems = _demo_problems(targets, settings, echo)
-    for problem in problems:
+    warnings = [p for p in found if p.warning]
+    for problem in sorted(problems + warnings):
         echo(str(problem))
     count = len(card_files(targets))
     if problems:
         echo(f"{len(problems)} problem(s) in {count} card file(s)", err=True)
     else:
         measured = ", live numbers measured" if run_demos else ""
-        echo(f"{count} card file(s) checked{measured}, no problems", err=True)
+        ran = ", code run" if run_code else ""
+        noted = f", {len(warnings)} warning(s) (--strict fails on them)" if warnings else ""
+        echo(f"{count} card file(s) checked{ran}{measured}, no problems{noted}", err=True)
     return bool(problems)
 
 
 def watch_and_check(
-    targets: list[Path], settings: Settings, *, run_demos: bool, echo: Echo, interval: float = 0.5
+    targets: list[Path],
+    settings: Settings,
+    *,
+    run_demos: bool,
+    echo: Echo,
+    interval: float = 0.5,
+    strict: bool = False,
 ) -> None:
     """Check now, then again whenever a card file under the targets changes."""
     library = Library(*targets)
     library.load()
-    run_check(targets, settings, run_demos=run_demos, echo=echo)
+    run_check(targets, settings, run_demos=run_demos, echo=echo, strict=strict)
     echo("Watching for changes; Ctrl-C stops.", err=True)
     try:
         while True:
@@ -69,6 +97,6 @@ def watch_and_check(
             if library.changed():
                 library.load()
                 echo(f"--- {time.strftime('%H:%M:%S')} change seen, checking again", err=True)
-                run_check(targets, settings, run_demos=run_demos, echo=echo)
+                run_check(targets, settings, run_demos=run_demos, echo=echo, strict=strict)
     except KeyboardInterrupt:
         echo("Stopped watching.", err=True)

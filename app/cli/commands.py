@@ -101,11 +101,24 @@ def check(
         bool,
         typer.Option("--watch", help="Check again every time a card file changes (Ctrl-C stops)."),
     ] = False,
+    strict: Annotated[
+        bool,
+        typer.Option("--strict", help="Fail on warnings too (what CI runs on the bundled cards)."),
+    ] = False,
+    run_code: Annotated[
+        bool,
+        typer.Option(
+            "--run-code",
+            help="Run every ```python run block in a sandboxed subprocess and compare its "
+            "output with the block that follows.",
+        ),
+    ] = False,
 ) -> None:
     """Check cards and print each problem as path:line: message.
 
-    Exit status: 0 when every card is clean, 1 when there are problems, 2 on a
-    usage error such as a path that does not exist.
+    Exit status: 0 when every card is clean (warnings allowed unless --strict),
+    1 when there are problems, 2 on a usage error such as a path that does not
+    exist.
     """
     from app.cli.check import run_check, watch_and_check
 
@@ -116,9 +129,11 @@ def check(
         typer.echo(f"quizlab check: no such file or folder: {', '.join(missing)}", err=True)
         raise typer.Exit(EXIT_USAGE)
     if watch:
-        watch_and_check(targets, settings, run_demos=run_demos, echo=typer.echo)
+        watch_and_check(targets, settings, run_demos=run_demos, echo=typer.echo, strict=strict)
         return
-    if run_check(targets, settings, run_demos=run_demos, echo=typer.echo):
+    if run_check(
+        targets, settings, run_demos=run_demos, echo=typer.echo, strict=strict, run_code=run_code
+    ):
         raise typer.Exit(EXIT_PROBLEMS)
 
 
@@ -151,7 +166,8 @@ db_cli = typer.Typer(
     help="The progress database: migrations and the schedule.", no_args_is_help=True
 )
 progress_cli = typer.Typer(
-    help="All of your progress as one JSON file: export and import.", no_args_is_help=True
+    help="All of your progress as one JSON file (export, import); history whose card is gone.",
+    no_args_is_help=True,
 )
 user_cli = typer.Typer(
     help="Accounts for QUIZLAB_AUTH=accounts (docs/security.md).", no_args_is_help=True
@@ -213,8 +229,10 @@ def db_rebuild_schedule(user: UserOption = None) -> None:
     The log is never changed. Run it after changing QUIZLAB_DESIRED_RETENTION or
     QUIZLAB_TIMEZONE, or to repair the derived tables.
     """
+    from app.content.library import Library
     from app.practice import activity
     from app.practice.activity import Learner
+    from app.practice.aliases import adopt_aliases
     from app.practice.scheduling import Scheduler
     from app.practice.stored import rebuild_schedule
 
@@ -226,6 +244,8 @@ def db_rebuild_schedule(user: UserOption = None) -> None:
             scheduler = Scheduler(desired_retention=settings.desired_retention)
             rebuilt = rebuild_schedule(session, learner.user_id, scheduler)
             activity.rebuild(session, learner)
+            # The log keeps renamed cards' old ids: move what was rebuilt under them.
+            adopt_aliases(session, Library(settings.content_dir).load().cards.values())
             session.commit()
     finally:
         database.dispose()
@@ -260,6 +280,15 @@ def progress_export(
         database.dispose()
     if str(file) != "-":
         typer.echo(f"progress written to {file}", err=True)
+
+
+def _register_orphans() -> None:
+    from app.cli.orphans import progress_orphans
+
+    progress_cli.command("orphans")(progress_orphans)
+
+
+_register_orphans()
 
 
 @progress_cli.command("import")

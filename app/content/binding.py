@@ -12,6 +12,7 @@ its error message for the content check to report with its line.
 """
 
 import math
+import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -186,8 +187,10 @@ def binding_problem(binding: LiveBinding) -> str | None:
         demo = demo_spec(binding.demo)
         if binding.output not in demo.outputs:
             outputs = ", ".join(demo.outputs)
+            close = difflib.get_close_matches(binding.output, list(demo.outputs), n=1)
+            hint = f": did you mean '{demo.name}.{close[0]}'?" if close else ""
             return (
-                f"live number: demo '{demo.name}' has no output '{binding.output}' "
+                f"live number: demo '{demo.name}' has no output '{binding.output}'{hint} "
                 f"(outputs: {outputs})"
             )
         demo.resolve(binding.params)

@@ -11,6 +11,7 @@ missing cards) live in :mod:`app.content.library`.
 """
 
 import hashlib
+import random
 import re
 from dataclasses import dataclass, field
 
@@ -43,7 +44,7 @@ KEY_POINTS_MAX = 6
 KEY_POINT_LENGTH = 120  # characters as written: a phrase to listen for, not a paragraph
 DIFFICULTIES = ("easy", "medium", "hard")
 REQUIRED_FIELDS = ("id", "title", "question", "deck", "difficulty", "minutes")
-OPTIONAL_FIELDS = ("tags", "sources")
+OPTIONAL_FIELDS = ("tags", "sources", "aliases")
 # Text that `quizlab new` writes and the check refuses until it is replaced.
 PLACEHOLDER = "TODO"
 
@@ -53,14 +54,20 @@ ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]{0,79}$")
 
 @dataclass(frozen=True, order=True)
 class Problem:
-    """Something to fix in a card file, printed as ``path:line: message``."""
+    """Something to fix in a card file, printed as ``path:line: message``.
+
+    A warning (a card below the deck standard, a formula too wide for a phone)
+    does not stop the card from loading; ``quizlab check --strict`` fails on it.
+    """
 
     path: str
     line: int
     message: str
+    warning: bool = False
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
+        kind = "warning: " if self.warning else ""
+        return f"{self.path}:{self.line}: {kind}{self.message}"
 
 
 @dataclass(frozen=True)
@@ -120,6 +127,16 @@ class MultipleChoice:
     def choice(self, key: str) -> Choice | None:
         return next((choice for choice in self.choices if choice.key == key), None)
 
+    def shuffled(self, seed: str) -> tuple[Choice, ...]:
+        """The options in an order fixed by ``seed`` (a learner and an attempt).
+
+        The same seed gives the same order, so a reload shows what it showed;
+        the keys stay the written letters, so an answer means the same option.
+        """
+        order = list(self.choices)
+        random.Random(hashlib.sha256(seed.encode()).digest()).shuffle(order)
+        return tuple(order)
+
 
 @dataclass(frozen=True)
 class CardLink:
@@ -152,6 +169,11 @@ class Card:
     bindings: tuple[LiveBinding, ...] = field(default=())
     demos: tuple[EmbeddedDemo, ...] = field(default=())
     id_line: int = 1
+    # Former ids: history recorded under them is moved to ``id`` (app.practice.aliases).
+    aliases: tuple[str, ...] = ()
+    # A file that has never passed the check, built from what did parse, so an
+    # author can preview it (only while content reloading is on).
+    draft: bool = False
 
     def red_flag(self, key: str) -> RedFlag | None:
         return next((flag for flag in self.red_flags if flag.key == key), None)
@@ -164,10 +186,12 @@ class Card:
 @dataclass
 class ParseResult:
     card: Card | None
-    problems: list[Problem]
+    problems: list[Problem]  # errors (then card is None, and warnings are listed too)
     # The id from the front matter even when the card has problems, so links
     # to a card that is being fixed are not reported as links to nothing.
     card_id: str | None = None
+    warnings: list[Problem] = field(default_factory=list)  # of a card that loads
+    draft: Card | None = None  # when card is None: what parsed, for the preview
 
 
 def slugify(text: str) -> str:

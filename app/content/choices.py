@@ -4,6 +4,7 @@ Exactly one option is correct; every wrong one names, with ``{flag=KEY}``, the
 card's red flag that explains the mistake, so a wrong pick can show it.
 """
 
+import difflib
 import re
 from typing import Any
 
@@ -20,7 +21,7 @@ _OPTION = re.compile(r"^\[(?P<mark>[ xX])\]\s+(?P<text>.*?)(?:\s*\{flag=(?P<flag
 
 def check_multiple_choice(
     section: RawSection | None,
-    flag_keys: set[str],
+    flag_keys: set[str] | None,
     offset: int,
     path: str,
     problems: list[Problem],
@@ -29,13 +30,20 @@ def check_multiple_choice(
 ) -> MultipleChoice | None:
     """Check and render the section; None when it is missing or has problems.
 
-    ``flag_keys`` are the red flags' keys; ``offset`` is the line index the
+    ``flag_keys`` are the red flags' keys (None when the card has no Red flags
+    section, already reported: then the names are not checked); ``offset`` is the line index the
     body starts at.
     """
     if section is None:
         return None
     before = len(problems)
-    prompt_tokens, options = _split_list(section.tokens)
+    prompt_tokens, options, after = _split_list(section.tokens)
+    if after:
+        message = (
+            "text after the options is not shown anywhere: move it above the list "
+            "(the prompt) or into the red flag it belongs to"
+        )
+        problems.append(Problem(path, line_of(after[0], offset), message))
     choices: list[Choice] = []
     for token in options:
         line = line_of(token, offset)
@@ -51,14 +59,16 @@ def check_multiple_choice(
     return MultipleChoice(prompt=prompt, choices=tuple(choices))
 
 
-def _split_list(tokens: list[Token]) -> tuple[list[Token], list[Token]]:
-    """The prompt (what comes before the first list) and the options' inline tokens.
+def _split_list(tokens: list[Token]) -> tuple[list[Token], list[Token], list[Token]]:
+    """The prompt (before the first list), the options' inline tokens, and what follows.
 
     Only the first level of the list holds options; nested lists belong to an
-    option's text, and what follows the list is ignored.
+    option's text. What follows the list has no place on the page, so the
+    check reports it.
     """
     prompt: list[Token] = []
     options: list[Token] = []
+    after: list[Token] = []
     depth = 0
     in_list = False
     for token in tokens:
@@ -69,13 +79,22 @@ def _split_list(tokens: list[Token]) -> tuple[list[Token], list[Token]]:
             depth -= 1
         elif not in_list:
             prompt.append(token)
+        elif depth == 0:
+            if token.map:
+                after.append(token)
         elif depth == 1 and token.type == "inline":
             options.append(token)
-    return prompt, options
+    return prompt, options, after
 
 
 def _choice(
-    written: str, index: int, line: int, flag_keys: set[str], path: str, problems: list[Problem]
+    written: str,
+    index: int,
+    line: int,
+    flag_keys: set[str] | None,
+    path: str,
+    problems: list[Problem],
+
 ) -> Choice | None:
     match = _OPTION.match(written)
     if not match:
@@ -100,14 +119,21 @@ def _choice(
     )
 
 
-def _flag_problem(correct: bool, flag: str | None, flag_keys: set[str]) -> str | None:
+def _flag_problem(correct: bool, flag: str | None, flag_keys: set[str] | None) -> str | None:
     if correct:
         return "the correct option must not name a red flag" if flag else None
+    known = ", ".join(sorted(flag_keys or ())) or "none yet"
     if not flag:
-        return "wrong option needs '{flag=KEY}' naming the red flag it shows"
-    if flag.strip() not in flag_keys:
-        known = ", ".join(sorted(flag_keys)) or "none"
-        return f"wrong option names red flag '{flag}', which the card lacks (red flags: {known})"
+        return (
+            "wrong option needs '{flag=KEY}' naming the red flag it shows "
+            f"(red flags: {known})"
+        )
+    if " " in flag.strip():
+        return f"red flag key '{flag}' has spaces: keys are like {{flag=KEY}} (red flags: {known})"
+    if flag_keys is not None and flag.strip() not in flag_keys:
+        close = difflib.get_close_matches(flag.strip(), sorted(flag_keys), n=1, cutoff=0.6)
+        hint = f": did you mean '{close[0]}'?" if close else ""
+        return f"wrong option names red flag '{flag}', which the card lacks{hint} (red flags: {known})"
     return None
 
 

@@ -6,6 +6,7 @@ must be written, well formed and unique within its section.
 :func:`render_follow_ups` and :func:`render_red_flags` render them.
 """
 
+import re
 from typing import Any, NamedTuple
 
 from markdown_it.token import Token
@@ -14,7 +15,9 @@ from markupsafe import Markup
 from app.content.binding import EmbeddedDemo, LiveBinding
 from app.content.card import ID_PATTERN, FollowUp, Problem, RedFlag, slugify
 from app.content.rendering import Rich, plain_text, render_inline, render_tokens
-from app.content.sections import Entry, RawSection, has_text
+from app.content.sections import Entry, RawSection, has_text, line_of
+
+_KEYED = re.compile(r"\{#[^}]*\}\s*$")
 
 
 class KeyedEntry(NamedTuple):
@@ -26,11 +29,23 @@ class KeyedEntry(NamedTuple):
     line: int
 
 
+def _keyed_item(tokens: list[Token]) -> bool:
+    return any(t.type == "inline" and _KEYED.search(t.content) for t in tokens)
+
+
 def check_entries(
-    section: RawSection | None, kind: str, path: str, problems: list[Problem]
+    section: RawSection | None, kind: str, path: str, problems: list[Problem], offset: int = 0
 ) -> list[KeyedEntry]:
     """Check the entries of a Follow-ups or Red flags section; ``kind`` names one."""
     if section is None:
+        return []
+    listed = next((t for t in section.tokens if t.type == "bullet_list_open"), None)
+    if listed is not None and (not section.entries or _keyed_item(section.tokens)):
+        message = (
+            f"write each {kind} as a '### ' heading ending in {{#key}}, with its text below, "
+            "not as a list item"
+        )
+        problems.append(Problem(path, line_of(listed, offset), message))
         return []
     if not section.entries:
         message = f"'{section.name}' needs at least one '### ' {kind} with a body"
@@ -50,7 +65,7 @@ def check_entries(
 def _check_entry(entry: Entry, kind: str, keys: dict[str, int]) -> KeyedEntry | str:
     """The entry with its key, or what is wrong with it; records a good key in ``keys``."""
     if entry.key is None:
-        suggestion = slugify(entry.title)[:40].strip("-")
+        suggestion = _suggested_key(entry.title)
         return (
             f"{kind} '{entry.title}' needs a stable key: end the heading with {{#{suggestion}}}"
         )
@@ -65,10 +80,22 @@ def _check_entry(entry: Entry, kind: str, keys: dict[str, int]) -> KeyedEntry | 
     return KeyedEntry(entry.key, entry.title, entry.tokens, entry.line)
 
 
-def written_keys(section: RawSection | None) -> set[str]:
+def _suggested_key(title: str, limit: int = 40) -> str:
+    """A key from the title's words, whole words only, at most ``limit`` characters."""
+    key = ""
+    for word in slugify(title).split("-"):
+        longer = f"{key}-{word}" if key else word
+        if len(longer) > limit:
+            break
+        key = longer
+    return key or slugify(title)[:limit].strip("-")
+
+
+def written_keys(section: RawSection | None) -> set[str] | None:
     # Every key written counts, so a red flag missing its body is reported once
-    # (by check_entries), not again by each option that names it.
-    return {entry.key for entry in section.entries if entry.key} if section else set()
+    # (by check_entries), not again by each option that names it. None: no
+    # section (reported already), so there is nothing to check names against.
+    return {entry.key for entry in section.entries if entry.key} if section else None
 
 
 def render_follow_ups(

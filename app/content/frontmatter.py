@@ -6,6 +6,7 @@ every field and returns the clean values a :class:`~app.content.card.Card` is
 built from.
 """
 
+import difflib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -60,7 +61,7 @@ def _load(lines: list[str], path: str, problems: list[Problem]) -> dict[str, Any
         # The mark counts from 0 inside the block, which starts on the file's line 2.
         line = mark.line + 2 if mark is not None else 2
         reason = getattr(exc, "problem", None) or str(exc)
-        problems.append(Problem(path, line, f"bad YAML in front matter: {reason}"))
+        problems.append(Problem(path, line, f"bad YAML in front matter: {reason}{_yaml_hint(lines, line)}"))
         return None
     if data is None:
         return {}
@@ -68,6 +69,18 @@ def _load(lines: list[str], path: str, problems: list[Problem]) -> dict[str, Any
         problems.append(Problem(path, 2, "front matter must be a mapping of 'key: value' lines"))
         return None
     return data
+
+
+def _yaml_hint(lines: list[str], line: int) -> str:
+    """How to fix the usual YAML mistakes, looking at the reported line and the one above."""
+    nearby = lines[max(0, line - 3) : line - 1]
+    for text in reversed(nearby):
+        _, _, value = text.partition(": ")
+        if ": " in value and not value.lstrip().startswith(("'", '"')):
+            return " (a value that contains ': ' must be quoted: key: \"...\")"
+        if value.lstrip().startswith(("`", "@", "%")):
+            return " (a value starting with a backtick, @ or % must be quoted)"
+    return " (check indentation, and quote values with ': ', '#' or a leading '[')"
 
 
 def _field_lines(lines: list[str]) -> dict[str, int]:
@@ -98,7 +111,10 @@ def _known_and_present(front: FrontMatter, fields: dict[str, Any]) -> _Check:
     known = REQUIRED_FIELDS + OPTIONAL_FIELDS
     for name in front.data:
         if name not in known:
-            yield front.line_of(str(name)), f"unknown field '{name}' ({', '.join(known)})"
+            close = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
+            hint = f": did you mean '{close[0]}'?" if close else ""
+            message = f"unknown field '{name}'{hint} (known: {', '.join(known)})"
+            yield front.line_of(str(name)), message
     for name in REQUIRED_FIELDS:
         if front.data.get(name) in (None, ""):
             yield 1, f"missing required field '{name}'"
@@ -175,4 +191,27 @@ def _lists(front: FrontMatter, fields: dict[str, Any]) -> _Check:
             yield front.line_of(name), message
 
 
-_CHECKS = (_known_and_present, _id, _text, _deck_folder, _difficulty, _minutes, _lists)
+def _aliases(front: FrontMatter, fields: dict[str, Any]) -> _Check:
+    # A renamed card lists its old ids, so the history kept under them follows it.
+    value = front.data.get("aliases", [])
+    if isinstance(value, list) and all(isinstance(a, str) and ID_PATTERN.match(a) for a in value):
+        if front.data.get("id") in value:
+            yield front.line_of("aliases"), "aliases list the card's old ids, not its id"
+        fields["aliases"] = tuple(value)
+    else:
+        yield (
+            front.line_of("aliases"),
+            "aliases must be a list of the card's old ids (lowercase letters, digits and '-')",
+        )
+
+
+_CHECKS = (
+    _known_and_present,
+    _id,
+    _text,
+    _deck_folder,
+    _difficulty,
+    _minutes,
+    _lists,
+    _aliases,
+)

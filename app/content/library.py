@@ -14,6 +14,7 @@ value is rebuilt for the new content and dropped with the old, and no module
 holds a global cache keyed by snapshot.
 """
 
+import difflib
 import logging
 import threading
 from collections.abc import Callable, Iterable
@@ -41,6 +42,9 @@ class Snapshot:
 
     cards: dict[str, Card] = field(default_factory=dict)
     problems: dict[str, list[Problem]] = field(default_factory=dict)  # by path
+    warnings: dict[str, list[Problem]] = field(default_factory=dict)  # by path, cards that load
+    # Files that never passed the check, by id: previewed while reloading, never listed.
+    drafts: dict[str, Card] = field(default_factory=dict)
     reloading: bool = False  # files are re-read while serving: pages offer a live preview
     _derived: dict[Callable[["Snapshot"], Any], Any] = field(
         default_factory=dict, init=False, repr=False, compare=False
@@ -76,6 +80,9 @@ class Snapshot:
 
     def all_problems(self) -> list[Problem]:
         return sorted(p for problems in self.problems.values() for p in problems)
+
+    def all_warnings(self) -> list[Problem]:
+        return sorted(p for warnings in self.warnings.values() for p in warnings)
 
 
 def card_files(paths: Iterable[Path]) -> list[Path]:
@@ -123,6 +130,8 @@ class Library:
             self._stamps = {path: _stamp(path) for path in files}
             cards: dict[str, Card] = {}
             problems: dict[str, list[Problem]] = {}
+            warnings: dict[str, list[Problem]] = {}
+            drafts: dict[str, Card] = {}
             shown_paths = []
             written_ids = set()
             for path in files:
@@ -136,35 +145,25 @@ class Library:
                     problems[shown] = list(result.problems)
                     # A broken edit keeps the last good version on the site.
                     card = self._last_good.get(shown)
+                    if card is None and result.draft is not None:
+                        drafts.setdefault(result.draft.id, result.draft)
                 else:
                     self._last_good[shown] = card
+                    if result.warnings:
+                        warnings[shown] = list(result.warnings)
                 if card is None:
                     continue
                 other = cards.get(card.id)
                 if other is not None:
-                    problems.setdefault(shown, []).append(
-                        Problem(
-                            shown,
-                            card.id_line,
-                            f"duplicate id '{card.id}' (also in {other.path}:{other.id_line})",
-                        )
-                    )
+                    _duplicate(card, other, problems)
                     continue
                 cards[card.id] = card
-            for card in cards.values():
-                for link in card.links:
-                    if link.card_id not in cards and link.card_id not in written_ids:
-                        problems.setdefault(card.path, []).append(
-                            Problem(
-                                card.path,
-                                link.line,
-                                f"link to card '{link.card_id}', which does not exist",
-                            )
-                        )
+            _check_across(cards, written_ids, problems)
             # Forget deleted files, so a removed card disappears from the site.
             self._last_good = {k: v for k, v in self._last_good.items() if k in shown_paths}
             self._parsed = {k: v for k, v in self._parsed.items() if k in shown_paths}
-            self.snapshot = Snapshot(cards, problems, self.reloading)
+            drafts = {k: v for k, v in drafts.items() if k not in cards}
+            self.snapshot = Snapshot(cards, problems, warnings, drafts, self.reloading)
         return self.snapshot
 
     def changed(self) -> bool:
@@ -173,6 +172,48 @@ class Library:
         if set(files) != set(self._stamps):
             return True
         return any(_stamp(path) != self._stamps[path] for path in files)
+
+
+def _check_across(
+    cards: dict[str, Card], written_ids: set[str], problems: dict[str, list[Problem]]
+) -> None:
+    """Links to cards that do not exist, and aliases that are still another card's id."""
+    for card in cards.values():
+        found = [
+            Problem(card.path, link.line, _missing_link(link.card_id, cards))
+            for link in card.links
+            if link.card_id not in cards and link.card_id not in written_ids
+        ]
+        found += [
+            Problem(
+                card.path,
+                card.id_line,
+                f"alias '{alias}' is the id of {cards[alias].path}: "
+                "an alias is an id no card has any more",
+            )
+            for alias in card.aliases
+            if alias in cards
+        ]
+        if found:
+            problems.setdefault(card.path, []).extend(found)
+
+
+def _missing_link(card_id: str, cards: dict[str, Card]) -> str:
+    close = difflib.get_close_matches(card_id, sorted(cards), n=1, cutoff=0.6)
+    hint = f": did you mean 'card:{close[0]}'?" if close else ""
+    return f"link to card '{card_id}', which does not exist{hint}"
+
+
+def _duplicate(card: Card, other: Card, problems: dict[str, list[Problem]]) -> None:
+    """Report a second file with a taken id, in both files.
+
+    The page at the id serves the first file, so it says so too: an author
+    editing the second file would otherwise see the other card, unexplained.
+    """
+    message = f"duplicate id '{card.id}' (also in {other.path}:{other.id_line})"
+    problems.setdefault(card.path, []).append(Problem(card.path, card.id_line, message))
+    message = f"duplicate id '{card.id}' (also in {card.path}:{card.id_line}): this page shows this file"
+    problems.setdefault(other.path, []).append(Problem(other.path, other.id_line, message))
 
 
 def display_path(path: Path) -> str:
@@ -192,12 +233,13 @@ def _stamp(path: Path) -> tuple[int, int]:
     return (stat.st_mtime_ns, stat.st_size)
 
 
-def check_paths(paths: list[Path], content_root: Path) -> list[Problem]:
-    """Problems in the given card files or folders.
+def check_paths(paths: list[Path], content_root: Path, *, warnings: bool = False) -> list[Problem]:
+    """Problems in the given card files or folders, with the warnings when asked.
 
     Duplicate ids and card links are resolved against ``content_root`` as well,
     so checking one file still catches an id that another deck already uses.
     """
     wanted = {display_path(p) for p in card_files(paths)}
     snapshot = Library(content_root, *paths).load()
-    return [p for p in snapshot.all_problems() if p.path in wanted]
+    found = snapshot.all_problems() + (snapshot.all_warnings() if warnings else [])
+    return sorted(p for p in found if p.path in wanted)

@@ -9,13 +9,17 @@ entries, the multiple choice.
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from markdown_it.token import Token
 from markupsafe import Markup
 
+from app.content.binding import embedded_problem
 from app.content.card import (
+    DIFFICULTIES,
+    ID_PATTERN,
     PLACEHOLDER,
     Card,
     KeyPoint,
@@ -34,6 +38,7 @@ from app.content.entries import (
 )
 from app.content.frontmatter import FrontMatter, check_fields, split_front_matter
 from app.content.keypoints import check_key_points
+from app.content.mistakes import fence_left_open, find_mistakes
 from app.content.rendering import MARKDOWN, plain_text, render_inline, render_tokens
 from app.content.sections import (
     Found,
@@ -69,22 +74,77 @@ def parse_card(text: str, path: str) -> ParseResult:
         return ParseResult(None, problems)
     fields = check_fields(front, problems)
     body = _parse_body(text, front.body_start, path, problems)
-    if fields is None or problems:
-        return ParseResult(None, problems, front.written_id)
+    if fields is None or any(not p.warning for p in problems):
+        return ParseResult(None, problems, front.written_id, draft=_draft(text, front, body))
     card = _card(text, front, fields, body)
-    return ParseResult(card, [], card.id)
+    problems.extend(_below_standard(card, front))
+    return ParseResult(card, [], card.id, warnings=problems)
+
+
+def _draft(text: str, front: FrontMatter, body: _Body) -> Card | None:
+    """A preview of a file with problems, from what parsed; None without a usable id."""
+    data = front.data
+    card_id = front.written_id
+    if card_id is None or not ID_PATTERN.match(card_id):
+        return None
+
+    def text_of(name: str, default: str) -> str:
+        value = data.get(name)
+        return value.strip() if isinstance(value, str) and value.strip() else default
+
+    minutes = data.get("minutes")
+    listed = {
+        name: tuple(x for x in data.get(name) or () if isinstance(x, str))
+        if isinstance(data.get(name), list)
+        else ()
+        for name in ("tags", "sources")
+    }
+    fields = {
+        "id": card_id,
+        "title": text_of("title", card_id),
+        "question": text_of("question", text_of("title", card_id)),
+        "deck": Path(front.path).parent.name,
+        "tags": listed["tags"],
+        "difficulty": data.get("difficulty") if data.get("difficulty") in DIFFICULTIES else "medium",
+        "minutes": minutes if isinstance(minutes, int) and 1 <= minutes <= 120 else 1,
+        "sources": listed["sources"],
+    }
+    # Broken demos cannot be drawn: leave them out (their problems are listed).
+    good_demos = [d for d in body.found.demos if d.error is None and not embedded_problem(d)]
+    found = Found(body.found.links, body.found.bindings, good_demos)
+    draft_body = replace(body, found=found, multiple_choice=None)
+    card = _card(text, front, fields, draft_body)
+    return replace(card, draft=True, bindings=(), demos=tuple(good_demos))
+
+
+def _below_standard(card: Card, front: FrontMatter) -> Iterator[Problem]:
+    """Warnings for a card that works but falls short of the deck standard."""
+    if not card.sources:
+        message = "no sources: add 'sources:' with where each claim comes from"
+        yield Problem(card.path, front.field_lines.get("sources", front.body_start), message, warning=True)
+    for entries, name, least in ((card.follow_ups, "Follow-ups", 2), (card.red_flags, "Red flags", 3)):
+        if len(entries) < least:
+            line = card.sections[name].line
+            message = f"only {len(entries)} in '## {name}': the deck standard is {least} or more"
+            yield Problem(card.path, line, message, warning=True)
 
 
 def _parse_body(text: str, body_start: int, path: str, problems: list[Problem]) -> _Body:
     env: dict[str, Any] = {}
-    tokens = MARKDOWN.parse("\n".join(text.splitlines()[body_start:]), env)
+    lines = text.splitlines()[body_start:]
+    tokens = MARKDOWN.parse("\n".join(lines), env)
     found = walk(tokens, body_start, path, problems)
+    problems.extend(find_mistakes(tokens, lines, body_start, path))
     problems.extend(_placeholders(text, path))
     split = split_sections(tokens, body_start, path, problems)
+    before = len(problems)
     by_name = check_sections(split.sections, body_start, path, problems)
+    if fence_left_open(problems):
+        # The sections after an unclosed fence are inside it: say that, not "missing".
+        problems[before:] = [p for p in problems[before:] if "missing required" not in p.message]
     key_points = check_key_points(by_name.get("Key points"), body_start, path, problems)
-    follow_ups = check_entries(by_name.get("Follow-ups"), "follow-up", path, problems)
-    red_flags = check_entries(by_name.get("Red flags"), "red flag", path, problems)
+    follow_ups = check_entries(by_name.get("Follow-ups"), "follow-up", path, problems, body_start)
+    red_flags = check_entries(by_name.get("Red flags"), "red flag", path, problems, body_start)
     multiple_choice = check_multiple_choice(
         by_name.get("Multiple choice"),
         written_keys(by_name.get("Red flags")),
@@ -130,4 +190,5 @@ def _card(text: str, front: FrontMatter, fields: dict[str, Any], body: _Body) ->
         bindings=tuple(body.found.bindings),
         demos=tuple(body.found.demos),
         id_line=front.line_of("id"),
+        aliases=fields.get("aliases", ()),
     )

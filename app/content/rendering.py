@@ -282,7 +282,10 @@ def render_tokens(
     parts: list[Markup | LiveBinding | EmbeddedDemo] = [Markup(pieces[0])] if pieces[0] else []
     for i in range(1, len(pieces), 3):
         kind, index, after = pieces[i], int(pieces[i + 1]), pieces[i + 2]
-        parts.append(lives[index] if kind == "LIVE" else demos[index])
+        # A draft leaves out its broken demos: their slot stays empty.
+        slot = lives.get(index) if kind == "LIVE" else demos.get(index)
+        if slot is not None:
+            parts.append(slot)
         if after:
             parts.append(Markup(after))
     return Rich(tuple(parts))

@@ -46,6 +46,10 @@ sources:
 
 {T} intuition, a formula such as $\\sqrt{{d_k}}$, a short code block and a worked example.
 
+{T} a number a demo can measure is bound to it, like this one (keep it, change it
+or delete it): unscaled, the score variance is
+{{live}}`score_variance.variance(d_k=128, divisor=none) = 128 ± 5%`.
+
 ## When it doesn't apply
 
 {T} the settings where the answer changes, and why.
@@ -90,8 +94,8 @@ sources:
 
 ## Multiple choice
 
-- [x] {T} the right answer
 - [ ] {T} a wrong answer {{flag=red-flag-1}}
+- [x] {T} the right answer (not always first: options are shown as written)
 - [ ] {T} another wrong answer {{flag=red-flag-2}}
 """
 

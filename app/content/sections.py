@@ -8,6 +8,7 @@ entries); :func:`check_sections` checks the section names;
 """
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +24,8 @@ from app.content.binding import (
     parse_embedded,
 )
 from app.content.card import REQUIRED_SECTIONS, SECTIONS, CardLink, Problem, Section, slugify
-from app.content.formula import FormulaError, to_mathml
+from app.content.formula import PHONE_WIDTH, FormulaError, rendered_width, to_mathml
+from app.content.mistakes import suggest_section
 from app.content.rendering import CARD_LINK_SCHEME, render_tokens
 
 # The sections whose ``###`` headings start entries with a ``{#key}``.
@@ -91,9 +93,21 @@ def walk(tokens: list[Token], offset: int, path: str, problems: list[Problem]) -
         if token.map:
             line = line_of(token, offset)
         _walk_block(token, line, found, path, problems)
-        for child in token.children or ():
-            _walk_inline(child, line, found, path, problems)
+        for child, child_line in _child_lines(token, line):
+            _walk_inline(child, child_line, found, path, problems)
     return found
+
+
+def _child_lines(token: Token, line: int) -> Iterator[tuple[Token, int]]:
+    """Each inline child with its own line, found by its text in the paragraph."""
+    at = 0
+    for child in token.children or ():
+        where = token.content.find(child.content, at) if child.content else -1
+        if where < 0:
+            yield child, line + token.content.count("\n", 0, at)
+        else:
+            yield child, line + token.content.count("\n", 0, where)
+            at = where + len(child.content)
 
 
 def _walk_block(
@@ -132,9 +146,17 @@ def _check_formula(
     latex: str, display: bool, path: str, line: int, problems: list[Problem]
 ) -> None:
     try:
-        to_mathml(latex, display=display)
+        mathml = to_mathml(latex, display=display)
     except FormulaError as exc:
         problems.append(Problem(path, line, str(exc)))
+        return
+    width = rendered_width(mathml)
+    if not display and width > PHONE_WIDTH:
+        message = (
+            f"inline formula '{latex.strip()}' is about {width:.0f} characters wide, more than "
+            f"a phone's line ({PHONE_WIDTH}): make it display math, '$$' on lines of its own"
+        )
+        problems.append(Problem(path, line, message, warning=True))
 
 
 def split_sections(tokens: list[Token], offset: int, path: str, problems: list[Problem]) -> Body:
@@ -238,8 +260,8 @@ def _section_problem(section: RawSection, seen: dict[str, int], suggested: set[s
 
 
 def _unknown_section(name: str, suggested: set[str]) -> str:
-    """The message for an unknown name; a known name in other case goes into ``suggested``."""
-    hint = next((known for known in SECTIONS if known.casefold() == name.casefold()), None)
+    """The message for an unknown name; the name it most likely means goes into ``suggested``."""
+    hint = suggest_section(name)
     if hint is None:
         return f"unknown section '{name}': expected one of: {', '.join(SECTIONS)}"
     suggested.add(hint)
@@ -264,7 +286,9 @@ def render_sections(
     }
     for name in ENTRY_SECTIONS:
         # Text before the first ### is an introduction, shown above the entries.
-        section = by_name[name]
+        section = by_name.get(name)
+        if section is None:  # only in a draft
+            continue
         rendered[name] = Section(
             name, slugify(name), render_tokens(section.tokens, env, slots=slots), section.line
         )

@@ -24,6 +24,7 @@ from app.content.card import Choice
 from app.content.library import Snapshot
 from app.practice import activity
 from app.practice.activity import Learner
+from app.practice.aliases import adopt_aliases
 from app.practice.interview.records import ExportedRound, add_rounds, export_rounds
 from app.practice.queue import forget_archived
 from app.practice.scheduling import Scheduler
@@ -251,6 +252,9 @@ def import_file(
         if touched:
             rebuild_schedule(session, user_id, scheduler, items=touched)
         activity.rebuild(session, learner)
+        if snapshot is not None:
+            # Imported reviews may name renamed cards' old ids.
+            adopt_aliases(session, snapshot.cards.values())
     session.commit()
     if snapshot is not None:
         forget_archived(snapshot)

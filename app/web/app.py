@@ -10,9 +10,10 @@ from fastapi import FastAPI
 from fastapi.middleware.gzip import GZipMiddleware
 
 from app.accounts.limits import LoginLimiter
-from app.content.library import Library
+from app.content.library import Library, Snapshot
 from app.live.client import WorkerClient
 from app.live.results import LiveResults
+from app.practice.aliases import adopt_aliases, renames
 from app.settings import Settings, get_settings
 from app.storage.database import Database
 from app.storage.results import DatabaseResultStore
@@ -42,13 +43,25 @@ from app.web.templating import STATIC_DIR
 logger = logging.getLogger(__name__)
 
 
-async def _watch_content(library: Library, interval: float) -> None:
+def _adopt_aliases(database: Database, snapshot: Snapshot) -> None:
+    """Move history kept under renamed cards' old ids (``aliases:``) to their ids."""
+    if not renames(snapshot.cards.values()):
+        return
+    with database.session() as session:
+        moved = adopt_aliases(session, snapshot.cards.values())
+        session.commit()
+    if moved:
+        logger.info("moved %d history rows from old card ids to their aliases' cards", moved)
+
+
+async def _watch_content(library: Library, interval: float, database: Database) -> None:
     """Re-read card files when they change; stat calls run off the event loop."""
     while True:
         await asyncio.sleep(interval)
         try:
             if await asyncio.to_thread(library.changed):
                 snapshot = await asyncio.to_thread(library.load)
+                await asyncio.to_thread(_adopt_aliases, database, snapshot)
                 logger.info("content reloaded: %d cards", len(snapshot.cards))
                 for problem in snapshot.all_problems():
                     logger.warning("%s", problem)
@@ -70,6 +83,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         database = Database(settings.resolved_database_url)
         # Migrations first: no request may see a schema older than the code.
         await asyncio.to_thread(database.prepare)
+        await asyncio.to_thread(_adopt_aliases, database, snapshot)
         app.state.db = database
         client = (
             WorkerClient(settings.worker_url, timeout=settings.worker_timeout)
@@ -84,7 +98,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         gc.freeze()
         watcher = None
         if settings.reload_content:
-            watcher = asyncio.create_task(_watch_content(library, settings.reload_interval))
+            watcher = asyncio.create_task(
+                _watch_content(library, settings.reload_interval, database)
+            )
         try:
             yield
         finally:

@@ -43,6 +43,9 @@ HtmxDep = Annotated[bool, Depends(is_htmx)]
 
 async def get_card(card_id: str, snapshot: SnapshotDep) -> Card:
     card = snapshot.cards.get(card_id)
+    if card is None and snapshot.reloading:
+        # An author previewing a card that has not passed the check yet.
+        card = snapshot.drafts.get(card_id)
     if card is None:
         raise HTTPException(404, f"There is no card with the id '{card_id}'.")
     return card

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
-from app.content.card import Card, Problem, content_hash
+from app.content.card import Card, Choice, Problem, content_hash
 from app.content.library import Snapshot
 from app.live.client import WorkerError
 from app.live.results import LiveResults, Measurement, demo_views
@@ -14,6 +14,7 @@ from app.practice import MAX_ANSWER_LENGTH
 from app.practice.progress import record_choice
 from app.web.deps import CardDep, HtmxDep, LearnerDep, LiveDep, SessionDep, SnapshotDep, get_card
 from app.web.middleware import csrf
+from app.web.middleware.sessions import session_of
 from app.web.pagecache import PageCache
 from app.web.render import render
 from app.web.templating import templates
@@ -26,6 +27,19 @@ def preview_state(card: Card, problems: list[Problem]) -> str:
     return content_hash(card.content_hash + "".join(str(p) for p in problems))[:16]
 
 
+def option_order(card: Card, request: Request) -> tuple[Choice, ...]:
+    """The card's options as this learner sees them on this attempt.
+
+    Seeded by who asks (the account, else the session) and how many answers the
+    session has given: fixed across reloads, new after each answer.
+    """
+    if card.multiple_choice is None:
+        return ()
+    session = session_of(request.scope)
+    who = session.get("u") or session.csrf
+    return card.multiple_choice.shuffled(f"{who}:{card.id}:{session.get('m', 0)}")
+
+
 def _context(
     card: Card, snapshot: Snapshot, live: LiveResults, **extra: object
 ) -> dict[str, object]:
@@ -33,13 +47,14 @@ def _context(
     problems = snapshot.problems.get(card.path, [])
     return {
         "card": card,
+        "options": card.multiple_choice.choices if card.multiple_choice else (),
         "problems": problems,
         "preview_state": preview_state(card, problems) if snapshot.reloading else None,
         "measurements": measurements,
         "live_pending": any(m.status == "pending" for m in measurements.values()),
         "demo_views": demo_views(live, card),
         "view": "practice",
-        "revealed": False,
+        "revealed": card.draft,  # a draft shows every section that parsed
         "typed_answer": "",
         "choice_result": None,
         **extra,
@@ -105,14 +120,16 @@ async def card_page(
     cache: PageCache = request.app.state.page_cache
     card = await get_card(card_id, snapshot)
     problems = snapshot.problems.get(card.path, [])
-    key = (card, view, tuple(problems), live.signature(card), snapshot.reloading)
+    options = option_order(card, request)
+    order = tuple(option.key for option in options)
+    key = (card, view, tuple(problems), live.signature(card), snapshot.reloading, order)
     body = cache.get(key)
     if body is None:
         # Cached pages are the same for everyone: rendered with a placeholder
         # where the session's CSRF token goes, swapped in below (app.web.middleware.csrf).
         request.scope[csrf.RENDER_KEY] = csrf.PLACEHOLDER
         response = templates.TemplateResponse(
-            request, "card.html", _context(card, snapshot, live, view=view)
+            request, "card.html", _context(card, snapshot, live, view=view, options=options)
         )
         del request.scope[csrf.RENDER_KEY]
         body = bytes(response.body)
@@ -129,11 +146,16 @@ async def reveal(
     htmx: HtmxDep,
     answer: Annotated[str, Form(max_length=MAX_ANSWER_LENGTH)] = "",
 ) -> HTMLResponse:
+    options = option_order(card, request)
     if htmx:
-        context = _context(card, snapshot, live, revealed=True, typed_answer=answer)
+        context = _context(
+            card, snapshot, live, revealed=True, typed_answer=answer, options=options
+        )
         return render(request, "card.html", context, fragment="_practice.html")
     # Without JavaScript nothing will fetch the live numbers later: run them now.
-    context = await _complete(card, snapshot, live, revealed=True, typed_answer=answer)
+    context = await _complete(
+        card, snapshot, live, revealed=True, typed_answer=answer, options=options
+    )
     return render(request, "card.html", context)
 
 
@@ -158,15 +180,22 @@ async def choose(
         keys = ", ".join(c.key for c in quiz.choices)
         raise HTTPException(422, f"Pick one of the options ({keys}) before checking.")
     await asyncio.to_thread(record_choice, session, learner, card_id=card.id, choice=picked)
+    # A new attempt: the next time the card is shown, its options are shuffled again.
+    cookie = session_of(request.scope)
+    options = option_order(card, request)
+    cookie["m"] = int(cookie.get("m", 0)) + 1
+    cookie.modified = True
     result = {
         "choice": picked,
         "correct": picked.correct,
         "red_flag": card.red_flag(picked.flag) if picked.flag else None,
     }
     if htmx:
-        context = _context(card, snapshot, live, choice_result=result)
+        context = _context(card, snapshot, live, choice_result=result, options=options)
         return render(request, "card.html", context, fragment="_choice_result.html")
-    context = await _complete(card, snapshot, live, revealed=revealed, typed_answer=answer)
+    context = await _complete(
+        card, snapshot, live, revealed=revealed, typed_answer=answer, options=options
+    )
     context["choice_result"] = result
     return render(request, "card.html", context)
 
@@ -190,5 +219,13 @@ async def card_preview(
     problems = snapshot.problems.get(card.path, [])
     if not snapshot.reloading or preview_state(card, problems) == since:
         return Response(status_code=204)
-    context = _context(card, snapshot, live, view=view, revealed=revealed, typed_answer=answer)
+    context = _context(
+        card,
+        snapshot,
+        live,
+        view=view,
+        revealed=revealed,
+        typed_answer=answer,
+        options=option_order(card, request),
+    )
     return templates.TemplateResponse(request, "_card_article.html", context)

@@ -1,0 +1,90 @@
+"""Renaming a card with `aliases:` keeps its history, on SQLite and PostgreSQL."""
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select
+from sqlmodel import col
+
+from app.content.library import Library
+from app.practice.aliases import adopt_aliases
+from app.settings import Settings
+from app.storage.database import Database
+from app.storage.models import CardActivity, ReviewItem, ReviewLog
+from app.web import create_app
+from tests.cardtext import GOOD_CARD
+from tests.conftest import Grader
+
+AT = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def count(database: Database, table: type, card_id: str) -> int:
+    with database.session() as session:
+        return int(
+            session.scalar(select(func.count()).select_from(table).where(table.card_id == card_id))
+            or 0
+        )
+
+
+def test_renamed_card_keeps_its_history(
+    content_dir: Path, database: Database, grade: Grader
+) -> None:
+    snapshot = Library(content_dir).load()
+    grade(snapshot, "test-scaling", 3, AT)
+    grade(snapshot, "test-scaling/why-sqrt", 4, AT)
+
+    card_file = content_dir / "testdeck" / "scaling.md"
+    card_file.write_text(
+        GOOD_CARD.replace("id: test-scaling", "id: test-scale-factor\naliases: [test-scaling]")
+    )
+    renamed = Library(content_dir).load()
+    assert renamed.all_problems() == []
+    assert renamed.cards["test-scale-factor"].aliases == ("test-scaling",)
+
+    with database.session() as session:
+        assert adopt_aliases(session, renamed.cards.values()) == 2 + 1  # schedules, totals
+        session.commit()
+    assert count(database, ReviewItem, "test-scale-factor") == 2
+    # The log is append-only: it keeps the id each review was written under.
+    assert count(database, ReviewLog, "test-scaling") == 2
+    assert count(database, CardActivity, "test-scale-factor") == 1
+    for table in (ReviewItem, CardActivity):
+        assert count(database, table, "test-scaling") == 0
+    # Again: nothing left to move.
+    with database.session() as session:
+        assert adopt_aliases(session, renamed.cards.values()) == 0
+
+    # The next review continues the old schedule instead of starting afresh.
+    graded = grade(renamed, "test-scale-factor", 3, AT.replace(day=20))
+    assert graded is not None
+    with database.session() as session:
+        versions = session.scalars(
+            select(col(ReviewItem.version)).where(col(ReviewItem.follow_up) == "")
+        ).all()
+    assert versions == [2]
+
+
+def test_an_alias_that_is_still_a_card_is_an_error(content_dir: Path) -> None:
+    card_file = content_dir / "testdeck" / "scaling.md"
+    card_file.write_text(
+        GOOD_CARD.replace("id: test-scaling", "id: test-scaling\naliases: [test-other]")
+    )
+    problems = Library(content_dir).load().all_problems()
+    [problem] = problems
+    assert problem.line == 2
+    assert problem.message.startswith("alias 'test-other' is the id of ")
+    assert problem.message.endswith("other.md: an alias is an id no card has any more")
+
+
+def test_the_server_moves_history_when_it_loads_the_content(
+    content_dir: Path, db_settings: Settings, database: Database, grade: Grader
+) -> None:
+    grade(Library(content_dir).load(), "test-scaling", 3, AT)
+    (content_dir / "testdeck" / "scaling.md").write_text(
+        GOOD_CARD.replace("id: test-scaling", "id: test-scale-factor\naliases: [test-scaling]")
+    )
+    with TestClient(create_app(db_settings)):
+        pass
+    assert count(database, ReviewItem, "test-scale-factor") == 1
+    assert count(database, ReviewItem, "test-scaling") == 0
