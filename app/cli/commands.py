@@ -32,7 +32,10 @@ def serve(
         bool,
         typer.Option(
             "--reload-content/--no-reload-content",
-            help="Re-read edited card files within a second (turn off in production).",
+            envvar="QUIZLAB_RELOAD_CONTENT",
+            help="Re-read edited card files as they are saved, and offer a live preview "
+            "on card pages (?preview=1). On unless QUIZLAB_RELOAD_CONTENT=false, which "
+            "the container images set.",
         ),
     ] = True,
 ) -> None:

@@ -26,14 +26,23 @@ def preview_state(card: Card, problems: list[Problem]) -> str:
 
 
 def _context(
-    card: Card, snapshot: Snapshot, live: LiveResults, **extra: object
+    card: Card, snapshot: Snapshot, live: LiveResults, *, preview: bool = False, **extra: object
 ) -> dict[str, object]:
+    """What card.html and its partials need.
+
+    ``preview``: the page was opened for live preview (``?preview=1``). Only
+    then, and only while content reloading is on, does it poll for edits; a
+    page opened without it offers a link instead, so open tabs of a running
+    site cost the server nothing (docs/performance.md).
+    """
     measurements = live.measurements(card)
     problems = snapshot.problems.get(card.path, [])
+    polling = snapshot.reloading and preview
     return {
         "card": card,
         "problems": problems,
-        "preview_state": preview_state(card, problems) if snapshot.reloading else None,
+        "preview_state": preview_state(card, problems) if polling else None,
+        "preview_offer": snapshot.reloading and not preview,
         "measurements": measurements,
         "live_pending": any(m.status == "pending" for m in measurements.values()),
         "demo_views": demo_views(live, card),
@@ -50,6 +59,7 @@ async def card_page(
     request: Request,
     card_id: str,
     view: Annotated[Literal["practice", "scan"], Query()] = "practice",
+    preview: Annotated[bool, Query()] = False,
 ) -> Response:
     # The busiest page: it reads app state directly instead of through four
     # dependencies, whose resolution would cost more than serving a cached page.
@@ -58,14 +68,14 @@ async def card_page(
     cache: PageCache = request.app.state.page_cache
     card = await get_card(card_id, snapshot)
     problems = snapshot.problems.get(card.path, [])
-    key = (card, view, tuple(problems), live.signature(card), snapshot.reloading)
+    key = (card, view, preview, tuple(problems), live.signature(card), snapshot.reloading)
     body = cache.get(key)
     if body is None:
         # Cached pages are the same for everyone: rendered with a placeholder
         # where the session's CSRF token goes, swapped in below (app.web.middleware.csrf).
         request.scope[csrf.RENDER_KEY] = csrf.PLACEHOLDER
         response = templates.TemplateResponse(
-            request, "card.html", _context(card, snapshot, live, view=view)
+            request, "card.html", _context(card, snapshot, live, preview=preview, view=view)
         )
         del request.scope[csrf.RENDER_KEY]
         body = bytes(response.body)
@@ -125,11 +135,14 @@ async def card_preview(
 ) -> Response:
     """The card re-rendered when its file changed since ``since``; 204 while it has not.
 
-    Polled every second by a card page while content reloading is on, so an
-    author sees each save (and its check problems) without reloading.
+    Polled every second by a card page opened with ``?preview=1`` while
+    content reloading is on, so an author sees each save (and its check
+    problems) without reloading.
     """
     problems = snapshot.problems.get(card.path, [])
     if not snapshot.reloading or preview_state(card, problems) == since:
         return Response(status_code=204)
-    context = _context(card, snapshot, live, view=view, revealed=revealed, typed_answer=answer)
+    context = _context(
+        card, snapshot, live, preview=True, view=view, revealed=revealed, typed_answer=answer
+    )
     return templates.TemplateResponse(request, "_card_article.html", context)
