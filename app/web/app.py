@@ -10,7 +10,8 @@ from fastapi import FastAPI
 from fastapi.middleware.gzip import GZipMiddleware
 
 from app.accounts.limits import LoginLimiter
-from app.content.library import Library
+from app.content.library import Library, Snapshot
+from app.content.watching import watch
 from app.live.client import WorkerClient
 from app.live.results import LiveResults
 from app.settings import Settings, get_settings
@@ -31,18 +32,10 @@ from app.web.templating import STATIC_DIR
 logger = logging.getLogger(__name__)
 
 
-async def _watch_content(library: Library, interval: float) -> None:
-    """Re-read card files when they change; stat calls run off the event loop."""
-    while True:
-        await asyncio.sleep(interval)
-        try:
-            if await asyncio.to_thread(library.changed):
-                snapshot = await asyncio.to_thread(library.load)
-                logger.info("content reloaded: %d cards", len(snapshot.cards))
-                for problem in snapshot.all_problems():
-                    logger.warning("%s", problem)
-        except Exception:  # keep watching after an unexpected error; it is logged
-            logger.exception("content reload failed")
+def _reloaded(snapshot: Snapshot) -> None:
+    logger.info("content reloaded: %d cards", len(snapshot.cards))
+    for problem in snapshot.all_problems():
+        logger.warning("%s", problem)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -50,7 +43,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        library = Library(settings.content_dir, reloading=settings.reload_content)
+        library = Library(
+            settings.content_dir,
+            reloading=settings.reload_content,
+            cache_dir=settings.data_dir / "cache" / "cards",
+        )
         snapshot = await asyncio.to_thread(library.load)
         logger.info("loaded %d cards from %s", len(snapshot.cards), settings.content_dir)
         for problem in snapshot.all_problems():
@@ -73,7 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         gc.freeze()
         watcher = None
         if settings.reload_content:
-            watcher = asyncio.create_task(_watch_content(library, settings.reload_interval))
+            watcher = asyncio.create_task(watch(library, settings.reload_interval, _reloaded))
         try:
             yield
         finally:
