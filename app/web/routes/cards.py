@@ -5,6 +5,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
+from starlette.types import Scope
 
 from app.content.card import Card, Problem, content_hash
 from app.content.library import Snapshot
@@ -13,7 +14,8 @@ from app.practice import MAX_ANSWER_LENGTH
 from app.practice.progress import record_choice
 from app.web.deps import CardDep, LearnerDep, LiveDep, SessionDep, SnapshotDep, get_card
 from app.web.middleware import csrf
-from app.web.pagecache import PageCache
+from app.web.middleware.sessions import session_of
+from app.web.pagecache import Page, PageCache
 from app.web.render import render
 from app.web.templating import templates
 
@@ -69,8 +71,8 @@ async def card_page(
     card = await get_card(card_id, snapshot)
     problems = snapshot.problems.get(card.path, [])
     key = (card, view, preview, tuple(problems), live.signature(card), snapshot.reloading)
-    body = cache.get(key)
-    if body is None:
+    page = cache.get(key)
+    if page is None:
         # Cached pages are the same for everyone: rendered with a placeholder
         # where the session's CSRF token goes, swapped in below (app.web.middleware.csrf).
         request.scope[csrf.RENDER_KEY] = csrf.PLACEHOLDER
@@ -78,9 +80,31 @@ async def card_page(
             request, "card.html", _context(card, snapshot, live, preview=preview, view=view)
         )
         del request.scope[csrf.RENDER_KEY]
-        body = bytes(response.body)
-        cache.put(key, body)
-    return HTMLResponse(csrf.personalise(body, request.scope))
+        page = Page.build(bytes(response.body), csrf.PLACEHOLDER.encode())
+        cache.put(key, page)
+    return _send(page, request.scope)
+
+
+def _send(page: Page, scope: Scope) -> Response:
+    """The page with the session's token: gzipped if the client accepts it, 304 if unchanged."""
+    token = session_of(scope).csrf.encode()
+    accept_encoding = b""
+    if_none_match = b""
+    for name, value in scope["headers"]:
+        if name == b"accept-encoding":
+            accept_encoding = value
+        elif name == b"if-none-match":
+            if_none_match = value
+    gzip = b"gzip" in accept_encoding
+    etag = page.etag(token, "gzip" if gzip else "identity")
+    headers = {"ETag": etag, "Vary": "Accept-Encoding"}
+    if if_none_match and etag.encode() in if_none_match:
+        return Response(status_code=304, headers=headers)
+    body = page.personalised(token)
+    if gzip:
+        body = page.gzip(token, body)
+        headers["Content-Encoding"] = "gzip"
+    return Response(body, headers=headers, media_type="text/html")
 
 
 @router.post("/cards/{card_id}/reveal", response_class=HTMLResponse, name="reveal")
