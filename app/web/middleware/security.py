@@ -6,7 +6,6 @@ indicator style), so card HTML that slipped past the sanitiser still could not
 run code. ``frame-ancestors 'none'`` stops the site being framed.
 """
 
-from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -33,6 +32,12 @@ HEADERS = {
 }
 
 
+# Encoded once: each response only appends the pairs its route did not set.
+_RAW = [
+    (name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in HEADERS.items()
+]
+
+
 class SecurityHeadersMiddleware:
     """Adds :data:`HEADERS` to every HTTP response (pure ASGI: no body buffering)."""
 
@@ -46,9 +51,10 @@ class SecurityHeadersMiddleware:
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
-                for name, value in HEADERS.items():
-                    headers.setdefault(name, value)
+                headers = list(message.get("headers", ()))
+                present = {name.lower() for name, _ in headers}
+                headers.extend(pair for pair in _RAW if pair[0] not in present)
+                message["headers"] = headers
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

@@ -56,15 +56,32 @@ def _context(
     }
 
 
-@router.get("/cards/{card_id}", response_class=HTMLResponse, name="card")
-async def card_page(
-    request: Request,
-    card_id: str,
-    view: Annotated[Literal["practice", "scan"], Query()] = "practice",
-    preview: Annotated[bool, Query()] = False,
-) -> Response:
-    # The busiest page: it reads app state directly instead of through four
-    # dependencies, whose resolution would cost more than serving a cached page.
+VIEWS = ("practice", "scan")
+# What pydantic reads as a boolean query value (true/false, 1/0, yes/no, on/off).
+TRUE, FALSE = ("1", "true", "yes", "on", "t", "y"), ("0", "false", "no", "off", "f", "n", "")
+
+
+def _query(request: Request) -> tuple[str, bool]:
+    """``view`` and ``preview`` from the query string, checked as FastAPI would."""
+    params = request.query_params
+    view = params.get("view", "practice")
+    if view not in VIEWS:
+        raise HTTPException(422, "view: Input should be 'practice' or 'scan'.")
+    preview = params.get("preview", "").lower()
+    if preview not in TRUE + FALSE:
+        raise HTTPException(422, "preview: Input should be a valid boolean.")
+    return view, preview in TRUE
+
+
+async def card_page(request: Request) -> Response:
+    """``GET /cards/{card_id}[?view=scan][&preview=1]``: the card, from the page cache.
+
+    The busiest page, so a plain Starlette endpoint: it reads the two query
+    values and app state itself, since FastAPI's parameter and dependency
+    resolution costs more than sending a cached page (docs/performance.md).
+    """
+    card_id: str = request.path_params["card_id"]
+    view, preview = _query(request)
     snapshot: Snapshot = request.app.state.library.snapshot
     live: LiveResults = request.app.state.live
     cache: PageCache = request.app.state.page_cache
@@ -105,6 +122,9 @@ def _send(page: Page, scope: Scope) -> Response:
         body = page.gzip(token, body)
         headers["Content-Encoding"] = "gzip"
     return Response(body, headers=headers, media_type="text/html")
+
+
+router.add_route("/cards/{card_id}", card_page, methods=["GET"], name="card")
 
 
 @router.post("/cards/{card_id}/reveal", response_class=HTMLResponse, name="reveal")
