@@ -117,17 +117,17 @@ def test_watch_reports_an_edit_and_says_how_it_watches(
 
     async def scenario() -> None:
         task = asyncio.create_task(watch(library, 0.1, reloads.append))
-        await asyncio.sleep(0.5)  # the watcher is set up
-        (content_dir / "testdeck" / "scaling.md").write_text(GOOD_CARD + "\n")
-        for _ in range(100):
+        # Saved again every half second: a loaded machine may set the watcher up late.
+        for attempt in range(1, 21):
+            await asyncio.sleep(0.5)
             if reloads:
                 break
-            await asyncio.sleep(0.05)
+            (content_dir / "testdeck" / "scaling.md").write_text(GOOD_CARD + "\n" * attempt)
         task.cancel()
 
     with caplog.at_level(logging.INFO, logger="app.content.watching"):
         asyncio.run(scenario())
-    assert reloads, "the edit was not noticed within 5 s"
-    assert parses == ["scaling.md"]
+    assert reloads, "the edit was not noticed within 10 s"
+    assert set(parses) == {"scaling.md"}
     expected = "scanning every 0.1 s" if force_polling else "OS file notifications"
     assert any(expected in record.getMessage() for record in caplog.records)

@@ -7,7 +7,6 @@ import logging
 from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
-from fastapi.middleware.gzip import GZipMiddleware
 
 from app.accounts.limits import LoginLimiter
 from app.content.library import Library, Snapshot
@@ -20,8 +19,7 @@ from app.storage.results import DatabaseResultStore
 from app.web import errors
 from app.web.middleware.auth import AccountMiddleware
 from app.web.middleware.csrf import CSRFMiddleware
-from app.web.middleware.head import HeadMiddleware
-from app.web.middleware.security import SecurityHeadersMiddleware
+from app.web.middleware.outbound import OutboundMiddleware
 from app.web.middleware.sessions import SessionMiddleware
 from app.web.pagecache import PageCache
 from app.web.routes import accounts, cards, decks, health, home, live, progress, review, stats
@@ -92,15 +90,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(AccountMiddleware)
     app.add_middleware(CSRFMiddleware)
     app.add_middleware(SessionMiddleware, secret=session_secret(settings))
-    app.add_middleware(GZipMiddleware, minimum_size=500)
-    app.add_middleware(SecurityHeadersMiddleware)
-    app.add_middleware(HeadMiddleware)  # outermost: every GET route answers HEAD
+    # Outermost: HEAD for every GET route, security headers, gzip.
+    app.add_middleware(OutboundMiddleware, minimum_size=500)
     errors.install(app)
     app.mount("/static", CachedStaticFiles(directory=STATIC_DIR), name="static")
+    app.include_router(cards.router)  # first: the busiest page is matched first
     app.include_router(health.router)
     app.include_router(home.router)
     app.include_router(decks.router)
-    app.include_router(cards.router)
     app.include_router(live.router)
     app.include_router(review.router)
     app.include_router(stats.router)
