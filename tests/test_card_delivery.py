@@ -3,10 +3,12 @@
 import gzip
 import zlib
 
+import pytest
 from fastapi.testclient import TestClient
 
 from app.web.middleware import csrf
 from app.web.pagecache import Page
+from app.web.routes import cards
 from tests.conftest import csrf_token_of
 
 PLACEHOLDER = csrf.PLACEHOLDER.encode()
@@ -61,3 +63,24 @@ def test_the_etag_covers_the_visitors_token(client: TestClient) -> None:
     assert theirs.status_code == 200
     assert theirs.headers["etag"] != mine
     assert my_token not in mine
+
+
+def test_a_cached_page_is_sent_before_routing_and_is_the_same_page(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = client.get("/cards/test-scaling?view=scan")
+    # From now on the route is never reached for this page: the cache answers.
+    monkeypatch.setattr(cards.templates, "TemplateResponse", None)
+    again = client.get("/cards/test-scaling?view=scan")
+    assert again.status_code == 200
+    assert again.text == first.text
+    assert again.headers["etag"] == first.headers["etag"]
+    assert again.headers["content-security-policy"] == first.headers["content-security-policy"]
+    head = client.head("/cards/test-scaling?view=scan")
+    assert head.status_code == 200 and head.content == b""
+
+
+def test_what_the_cache_cannot_answer_goes_to_the_route(client: TestClient) -> None:
+    assert client.get("/cards/test-scaling").status_code == 200
+    assert client.get("/cards/test-scaling?view=bogus").status_code == 422
+    assert client.get("/cards/no-such-card").status_code == 404

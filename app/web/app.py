@@ -86,6 +86,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.login_limiter = LoginLimiter()
     # Added innermost first: the session is read, then the CSRF token checked,
     # then (accounts mode) the signed-in account looked up (docs/security.md).
+    app.add_middleware(cards.CachedCardPages)  # innermost: a cached page skips routing
     if settings.auth == "accounts":
         app.add_middleware(AccountMiddleware)
     app.add_middleware(CSRFMiddleware)

@@ -1,11 +1,13 @@
 """The card page: practise a question, reveal, answer the multiple choice."""
 
 import asyncio
+from collections.abc import Hashable
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
-from starlette.types import Scope
+from starlette.datastructures import QueryParams
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.content.card import Card, Problem, content_hash
 from app.content.library import Snapshot
@@ -61,9 +63,8 @@ VIEWS = ("practice", "scan")
 TRUE, FALSE = ("1", "true", "yes", "on", "t", "y"), ("0", "false", "no", "off", "f", "n", "")
 
 
-def _query(request: Request) -> tuple[str, bool]:
+def _query(params: QueryParams) -> tuple[str, bool]:
     """``view`` and ``preview`` from the query string, checked as FastAPI would."""
-    params = request.query_params
     view = params.get("view", "practice")
     if view not in VIEWS:
         raise HTTPException(422, "view: Input should be 'practice' or 'scan'.")
@@ -71,6 +72,14 @@ def _query(request: Request) -> tuple[str, bool]:
     if preview not in TRUE + FALSE:
         raise HTTPException(422, "preview: Input should be a valid boolean.")
     return view, preview in TRUE
+
+
+def _page_key(
+    snapshot: Snapshot, live: LiveResults, card: Card, view: str, preview: bool
+) -> Hashable:
+    """Everything a rendered card page depends on (app.web.pagecache)."""
+    problems = tuple(snapshot.problems.get(card.path, ()))
+    return (card, view, preview, problems, live.signature(card), snapshot.reloading)
 
 
 async def card_page(request: Request) -> Response:
@@ -81,13 +90,12 @@ async def card_page(request: Request) -> Response:
     resolution costs more than sending a cached page (docs/performance.md).
     """
     card_id: str = request.path_params["card_id"]
-    view, preview = _query(request)
+    view, preview = _query(request.query_params)
     snapshot: Snapshot = request.app.state.library.snapshot
     live: LiveResults = request.app.state.live
     cache: PageCache = request.app.state.page_cache
     card = await get_card(card_id, snapshot)
-    problems = snapshot.problems.get(card.path, [])
-    key = (card, view, preview, tuple(problems), live.signature(card), snapshot.reloading)
+    key = _page_key(snapshot, live, card, view, preview)
     page = cache.get(key)
     if page is None:
         # Cached pages are the same for everyone: rendered with a placeholder
@@ -100,6 +108,49 @@ async def card_page(request: Request) -> Response:
         page = Page.build(bytes(response.body), csrf.PLACEHOLDER.encode())
         cache.put(key, page)
     return _send(page, request.scope)
+
+
+class CachedCardPages:
+    """Sends a card page that is already in the page cache before routing.
+
+    Innermost of the middleware (after the session, the CSRF check and, in
+    accounts mode, sign-in), so nothing it skips guards anything: only
+    FastAPI's routing and exception layers, a quarter of a cached page's time
+    (docs/performance.md). Anything else, a miss included, goes on to
+    :func:`card_page`, which renders the page and fills the cache.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET":
+            page = _cached(scope)
+            if page is not None:
+                await _send(page, scope)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _cached(scope: Scope) -> Page | None:
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    if not path.startswith("/cards/"):
+        return None
+    card_id = path[len("/cards/") :]
+    state = scope["app"].state
+    snapshot: Snapshot = state.library.snapshot
+    card = snapshot.cards.get(card_id)  # an id never contains "/"
+    if card is None:
+        return None
+    try:
+        view, preview = _query(QueryParams(scope["query_string"]))
+    except HTTPException:
+        return None
+    page: Page | None = state.page_cache.get(_page_key(snapshot, state.live, card, view, preview))
+    return page
 
 
 def _send(page: Page, scope: Scope) -> Response:
