@@ -92,13 +92,14 @@ def test_new_parser_code_ignores_and_removes_old_entries(
     assert (cache / "another-version").is_dir()
 
 
-def test_watch_filter_keeps_card_files_and_deletions() -> None:
+def test_watch_filter_keeps_card_files_folders_and_deletions(tmp_path: Path) -> None:
     import watchfiles
 
     assert is_card_file(watchfiles.Change.modified, "/c/deck/card.md")
     assert not is_card_file(watchfiles.Change.modified, "/c/deck/.card.md.swp")
     assert not is_card_file(watchfiles.Change.added, "/c/deck/notes.txt")
     assert is_card_file(watchfiles.Change.deleted, "/c/deck")
+    assert is_card_file(watchfiles.Change.added, str(tmp_path))  # a deck copied in
 
 
 @pytest.mark.parametrize("force_polling", ["", "true"])

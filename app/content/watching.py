@@ -26,11 +26,18 @@ Reloaded = Callable[[Snapshot], None]
 
 
 def is_card_file(change: watchfiles.Change, path: str) -> bool:
-    """Card files, and deletions of anything (a removed folder takes its cards with it)."""
+    """Card files, folders, and deletions of anything.
+
+    A folder (a deck copied in, renamed or removed) makes the library scan
+    everything again, since files written into a new folder before it is
+    watched are never reported one by one.
+    """
     name = os.path.basename(path)
     if name.startswith("."):
         return False
-    return name.endswith(".md") or change == watchfiles.Change.deleted
+    if name.endswith(".md") or change == watchfiles.Change.deleted:
+        return True
+    return os.path.isdir(path)
 
 
 def _polling_forced() -> bool:
@@ -46,8 +53,10 @@ async def watch(library: Library, interval: float, on_reload: Reloaded) -> None:
         return
     polling = _polling_forced()
     while True:
-        if polling:
-            logger.info("watching content by scanning every %.1f s (no OS notifications)", interval)
+        if polling:  # a warning, so that it shows with uvicorn's default logging
+            logger.warning(
+                "watching content by scanning every %.1f s (no OS notifications)", interval
+            )
         else:
             logger.info("watching content with OS file notifications")
         try:
