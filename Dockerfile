@@ -101,8 +101,11 @@ RUN --mount=type=bind,source=docker/wheels,target=/wheels \
 # are read-only to the app user; the one place it writes is /data.
 FROM base AS runtime
 WORKDIR /app
+# No content reloading (so no live preview) in a container: a running site
+# watches nothing; -e QUIZLAB_RELOAD_CONTENT=true turns it on for authoring.
 ENV QUIZLAB_CONTENT_DIR=/app/content \
     QUIZLAB_DATA_DIR=/data \
+    QUIZLAB_RELOAD_CONTENT=false \
     HEALTHCHECK_URL=http://127.0.0.1:8000/healthz
 USER 10001:10001
 # Python's urllib instead of curl, which slim images do not have. A target

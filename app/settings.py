@@ -52,7 +52,7 @@ class Settings(BaseSettings):
     reload_interval: float = Field(
         default=0.5,
         gt=0,
-        description="Seconds between checks for edited card files when reloading is on.",
+        description="Seconds between scans for edited card files where the OS cannot notify.",
     )
     new_items_per_day: int = Field(
         default=20,

@@ -15,9 +15,12 @@ Figures and the machine they were measured on: docs/performance.md.
 
 import argparse
 import gc
+import os
 import random
+import re
 import secrets
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +29,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import sqlalchemy
 from bs4 import BeautifulSoup
 from fastapi.testclient import TestClient
@@ -42,6 +46,7 @@ from app.storage.database import Database
 from app.storage.models import ChoiceAttempt, ReviewItem, ReviewLog
 from app.web import create_app
 
+ROOT = Path(__file__).resolve().parent.parent
 FOLLOW_UPS = 3  # per card: each card gives 1 + FOLLOW_UPS review items
 DECKS = 10
 CARD = """\
@@ -213,6 +218,14 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--reviews", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=300)
+    parser.add_argument(
+        "--connections",
+        type=int,
+        default=32,
+        help="also serve the data with uvicorn and load /review and /stats with wrk "
+        "(this many connections; 0 skips it)",
+    )
+    parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp, fresh_database(args.database_url, Path(tmp)) as url:
@@ -303,6 +316,9 @@ def main() -> None:
             )
             size = len(client.get("/stats").content)
 
+        if args.connections:
+            results += under_load(settings, args.connections, args.duration)
+
         backend = sqlalchemy.engine.make_url(url).get_backend_name()
         print(
             f"\n{backend}: {args.items} items, {args.reviews} log rows, {args.runs} runs;"
@@ -312,6 +328,55 @@ def main() -> None:
         print("|---|---:|---:|")
         for name, p50, p99 in results:
             print(f"| {name} | {p50:.1f} | {p99:.1f} |")
+
+
+def under_load(
+    settings: Settings, connections: int, duration: int
+) -> list[tuple[str, float, float]]:
+    """p50 and p99 of /review and /stats from wrk, against `quizlab serve` in its own process."""
+    port = 18790
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "QUIZLAB_CONTENT_DIR": str(settings.content_dir),
+        "QUIZLAB_DATA_DIR": str(settings.data_dir),
+        "QUIZLAB_DATABASE_URL": settings.resolved_database_url,
+        "QUIZLAB_WORKER_URL": "http://127.0.0.1:9",  # no torch process on the cores
+    }
+    command = [sys.executable, "-m", "app", "serve", "--port", str(port), "--no-reload-content"]
+    server = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+    rows = []
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(300):
+            try:
+                if httpx.get(f"{base}/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        for path in ("/review", "/stats"):
+            httpx.get(base + path, timeout=30).raise_for_status()
+            out = subprocess.run(
+                ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", base + path],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+            name = f"GET {path}, {connections} connections ({rps:.0f} req/s)"
+            rows.append((name, _wrk_ms(out, "50"), _wrk_ms(out, "99")))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    return rows
+
+
+def _wrk_ms(out: str, percentile: str) -> float:
+    match = re.search(rf"^\s+{percentile}%\s+([\d.]+)(us|ms|s)", out, re.M)
+    assert match, out
+    value, unit = float(match.group(1)), match.group(2)
+    return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
 
 
 if __name__ == "__main__":

@@ -25,9 +25,18 @@ AUTHORING = (PROJECT_ROOT / "docs" / "authoring.md").read_text()
 MISTAKES = [
     # Key points (tests/cardtext.py's GOOD_CARD has three)
     ("- Unscaled scores saturate the softmax\n", ""),
-    ("- Unscaled scores saturate the softmax", "- Unscaled scores saturate the softmax" + " and more" * 20),
-    ("- Unscaled scores saturate the softmax\n", "- Unscaled scores saturate the softmax\n\nA paragraph.\n"),
-    ("- Unscaled scores saturate the softmax", "- Unscaled scores saturate the softmax\n  - nested"),
+    (
+        "- Unscaled scores saturate the softmax",
+        "- Unscaled scores saturate the softmax" + " and more" * 20,
+    ),
+    (
+        "- Unscaled scores saturate the softmax\n",
+        "- Unscaled scores saturate the softmax\n\nA paragraph.\n",
+    ),
+    (
+        "- Unscaled scores saturate the softmax",
+        "- Unscaled scores saturate the softmax\n  - nested",
+    ),
     ("---\nid:", "id:"),
     ("---\n\n## Answer", "\n## Answer"),
     ("title: The scaling factor", "title: Scaling: why\nx: y: z"),

@@ -33,9 +33,21 @@ def serve(
         bool,
         typer.Option(
             "--reload-content/--no-reload-content",
-            help="Re-read edited card files within a second (turn off in production).",
+            envvar="QUIZLAB_RELOAD_CONTENT",
+            help="Re-read edited card files as they are saved, and offer a live preview "
+            "on card pages (?preview=1). On unless QUIZLAB_RELOAD_CONTENT=false, which "
+            "the container images set.",
         ),
     ] = True,
+    access_log: Annotated[
+        bool,
+        typer.Option(
+            "--access-log/--no-access-log",
+            envvar="QUIZLAB_ACCESS_LOG",
+            help="Log a line per request (off by default: a reverse proxy logs them, and "
+            "formatting the line costs a tenth of a cached page's time).",
+        ),
+    ] = False,
 ) -> None:
     """Start the web app.
 
@@ -60,7 +72,9 @@ def serve(
             typer.echo(f"warning: {exc}; live numbers will show as unavailable", err=True)
             local = None
     try:
-        uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+        uvicorn.run(
+            create_app(settings), host=host, port=port, log_level="info", access_log=access_log
+        )
     finally:
         if local is not None:
             local.stop()

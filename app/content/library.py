@@ -4,8 +4,9 @@
 and the checks that span files (duplicate ids, links to cards that do not
 exist), and keeps the last good version of a card whose file is now broken so
 the site keeps serving it while the author fixes the edit. Parsed cards are
-cached by content hash, so re-scanning an unchanged tree costs a stat and a
-read per file, not a parse.
+cached by content hash (in memory, and on disk when given a folder), so
+re-scanning an unchanged tree costs a read per file, not a parse, and a
+watcher's report of changed files re-reads only those (:meth:`Library.update`).
 
 Other parts keep what they compute from the content (the review queue's
 index, for one) on the :class:`Snapshot` itself, through
@@ -24,6 +25,7 @@ from typing import Any, TypeVar, cast
 
 from app.content.card import Card, ParseResult, Problem, content_hash
 from app.content.parse import parse_card
+from app.content.parsecache import ParseCache, entry_key
 
 logger = logging.getLogger(__name__)
 
@@ -97,73 +99,123 @@ def card_files(paths: Iterable[Path]) -> list[Path]:
 
 
 class Library:
-    """Cards under one or more roots; :meth:`load` (re)reads them and swaps the snapshot."""
+    """Cards under one or more roots; :meth:`load` (re)reads them and swaps the snapshot.
 
-    def __init__(self, *roots: Path, reloading: bool = False) -> None:
+    :meth:`update` re-reads only the files a watcher reported, then redoes the
+    checks that span files; ``cache_dir`` keeps parse results on disk
+    (:mod:`app.content.parsecache`) so a restart of unchanged files parses nothing.
+    """
+
+    def __init__(
+        self, *roots: Path, reloading: bool = False, cache_dir: Path | None = None
+    ) -> None:
         self.roots = roots
         self.reloading = reloading
         self.snapshot = Snapshot()
-        self._parsed: dict[str, tuple[str, ParseResult]] = {}  # path -> content hash, result
-        self._last_good: dict[str, Card] = {}  # by path
+        self._disk = ParseCache(cache_dir) if cache_dir is not None else None
+        # By resolved path: (shown path, disk key or content hash, result).
+        self._parsed: dict[Path, tuple[str, str, ParseResult]] = {}
+        self._last_good: dict[str, Card] = {}  # by shown path
         self._stamps: dict[Path, tuple[int, int]] = {}
         self._lock = threading.Lock()
 
     def files(self) -> list[Path]:
         return card_files(root for root in self.roots if root.exists())
 
-    def _parse(self, path: Path, shown: str) -> ParseResult:
+    def _read(self, path: Path) -> None:
+        """Parse one file into ``_parsed`` unless its text is what was parsed last."""
+        self._stamps[path] = _stamp(path)
+        old = self._parsed.get(path)
+        shown = old[0] if old is not None else display_path(path)
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            return ParseResult(None, [Problem(shown, 1, f"cannot read file: {exc}")])
-        digest = content_hash(text)
-        cached = self._parsed.get(shown)
-        if cached is None or cached[0] != digest:
-            cached = (digest, parse_card(text, shown))
-            self._parsed[shown] = cached
-        return cached[1]
+            problem = Problem(shown, 1, f"cannot read file: {exc}")
+            self._parsed[path] = (shown, "", ParseResult(None, [problem]))
+            return
+        key = entry_key(shown, text) if self._disk is not None else content_hash(text)
+        if old is not None and old[1] == key:
+            return
+        result = self._disk.get(key) if self._disk is not None else None
+        if result is None:
+            result = parse_card(text, shown)
+            if self._disk is not None:
+                self._disk.put(key, result)
+        self._parsed[path] = (shown, key, result)
 
     def load(self) -> Snapshot:
         """Read every card file and swap in the new snapshot; returns it."""
         with self._lock:
             files = self.files()
-            self._stamps = {path: _stamp(path) for path in files}
-            cards: dict[str, Card] = {}
-            problems: dict[str, list[Problem]] = {}
-            warnings: dict[str, list[Problem]] = {}
-            drafts: dict[str, Card] = {}
-            shown_paths = []
-            written_ids = set()
+            wanted = set(files)
+            for gone in [path for path in self._parsed if path not in wanted]:
+                self._forget(gone)
             for path in files:
-                shown = display_path(path)
-                shown_paths.append(shown)
-                result = self._parse(path, shown)
-                card = result.card
-                if result.card_id:
-                    written_ids.add(result.card_id)
-                if card is None:
-                    problems[shown] = list(result.problems)
-                    # A broken edit keeps the last good version on the site.
-                    card = self._last_good.get(shown)
-                    if card is None and result.draft is not None:
-                        drafts.setdefault(result.draft.id, result.draft)
+                self._read(path)
+            if self._disk is not None:
+                self._disk.keep_only({entry[1] for entry in self._parsed.values()})
+            return self._assemble()
+
+    def update(self, paths: Iterable[Path]) -> Snapshot:
+        """Re-read only ``paths`` (card files added, edited or removed) and swap the snapshot.
+
+        Anything else (a folder renamed or removed, a path outside the roots)
+        is handled by a full :meth:`load`, which still parses only what changed.
+        """
+        roots = [root.resolve() for root in self.roots]
+        with self._lock:
+            for path in paths:
+                path = path.resolve()
+                if path.suffix != ".md" or path.is_dir() or path.name.startswith("."):
+                    break
+                if not any(path.is_relative_to(root) for root in roots):
+                    break
+                if path.is_file():
+                    self._read(path)
                 else:
-                    self._last_good[shown] = card
-                    if result.warnings:
-                        warnings[shown] = list(result.warnings)
-                if card is None:
-                    continue
-                other = cards.get(card.id)
-                if other is not None:
-                    _duplicate(card, other, problems)
-                    continue
-                cards[card.id] = card
-            _check_across(cards, written_ids, problems)
-            # Forget deleted files, so a removed card disappears from the site.
-            self._last_good = {k: v for k, v in self._last_good.items() if k in shown_paths}
-            self._parsed = {k: v for k, v in self._parsed.items() if k in shown_paths}
-            drafts = {k: v for k, v in drafts.items() if k not in cards}
-            self.snapshot = Snapshot(cards, problems, warnings, drafts, self.reloading)
+                    self._forget(path)
+            else:
+                return self._assemble()
+        return self.load()
+
+    def _forget(self, path: Path) -> None:
+        entry = self._parsed.pop(path, None)
+        self._stamps.pop(path, None)
+        if entry is not None:
+            self._last_good.pop(entry[0], None)  # a removed card disappears from the site
+
+    def _assemble(self) -> Snapshot:
+        """The snapshot of what ``_parsed`` holds: last good versions, cross-file checks."""
+        cards: dict[str, Card] = {}
+        problems: dict[str, list[Problem]] = {}
+        warnings: dict[str, list[Problem]] = {}
+        drafts: dict[str, Card] = {}
+        written_ids = set()
+        for path in sorted(self._parsed):
+            shown, _, result = self._parsed[path]
+            card = result.card
+            if result.card_id:
+                written_ids.add(result.card_id)
+            if card is None:
+                problems[shown] = list(result.problems)
+                # A broken edit keeps the last good version on the site.
+                card = self._last_good.get(shown)
+                if card is None and result.draft is not None:
+                    drafts.setdefault(result.draft.id, result.draft)
+            else:
+                self._last_good[shown] = card
+                if result.warnings:
+                    warnings[shown] = list(result.warnings)
+            if card is None:
+                continue
+            other = cards.get(card.id)
+            if other is not None:
+                _duplicate(card, other, problems)
+                continue
+            cards[card.id] = card
+        _check_across(cards, written_ids, problems)
+        drafts = {k: v for k, v in drafts.items() if k not in cards}
+        self.snapshot = Snapshot(cards, problems, warnings, drafts, self.reloading)
         return self.snapshot
 
     def changed(self) -> bool:

@@ -4,13 +4,13 @@ import asyncio
 import contextlib
 import gc
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from fastapi import FastAPI
-from fastapi.middleware.gzip import GZipMiddleware
 
 from app.accounts.limits import LoginLimiter
 from app.content.library import Library, Snapshot
+from app.content.watching import watch
 from app.live.client import WorkerClient
 from app.live.results import LiveResults
 from app.practice.aliases import adopt_aliases, renames
@@ -20,8 +20,7 @@ from app.storage.results import DatabaseResultStore
 from app.web import errors
 from app.web.middleware.auth import AccountMiddleware
 from app.web.middleware.csrf import CSRFMiddleware
-from app.web.middleware.head import HeadMiddleware
-from app.web.middleware.security import SecurityHeadersMiddleware
+from app.web.middleware.outbound import OutboundMiddleware
 from app.web.middleware.sessions import SessionMiddleware
 from app.web.pagecache import PageCache
 from app.web.routes import (
@@ -54,19 +53,16 @@ def _adopt_aliases(database: Database, snapshot: Snapshot) -> None:
         logger.info("moved %d history rows from old card ids to their aliases' cards", moved)
 
 
-async def _watch_content(library: Library, interval: float, database: Database) -> None:
-    """Re-read card files when they change; stat calls run off the event loop."""
-    while True:
-        await asyncio.sleep(interval)
-        try:
-            if await asyncio.to_thread(library.changed):
-                snapshot = await asyncio.to_thread(library.load)
-                await asyncio.to_thread(_adopt_aliases, database, snapshot)
-                logger.info("content reloaded: %d cards", len(snapshot.cards))
-                for problem in snapshot.all_problems():
-                    logger.warning("%s", problem)
-        except Exception:  # keep watching after an unexpected error; it is logged
-            logger.exception("content reload failed")
+def _reloaded(database: Database) -> Callable[[Snapshot], None]:
+    """What follows a reload (in a thread): log it, and move renamed cards' history."""
+
+    def after(snapshot: Snapshot) -> None:
+        logger.info("content reloaded: %d cards", len(snapshot.cards))
+        for problem in snapshot.all_problems():
+            logger.warning("%s", problem)
+        _adopt_aliases(database, snapshot)
+
+    return after
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -74,7 +70,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        library = Library(settings.content_dir, reloading=settings.reload_content)
+        library = Library(
+            settings.content_dir,
+            reloading=settings.reload_content,
+            cache_dir=settings.data_dir / "cache" / "cards",
+        )
         snapshot = await asyncio.to_thread(library.load)
         logger.info("loaded %d cards from %s", len(snapshot.cards), settings.content_dir)
         for problem in snapshot.all_problems():
@@ -99,7 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         watcher = None
         if settings.reload_content:
             watcher = asyncio.create_task(
-                _watch_content(library, settings.reload_interval, database)
+                watch(library, settings.reload_interval, _reloaded(database))
             )
         try:
             yield
@@ -118,19 +118,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.login_limiter = LoginLimiter()
     # Added innermost first: the session is read, then the CSRF token checked,
     # then (accounts mode) the signed-in account looked up (docs/security.md).
+    app.add_middleware(cards.CachedCardPages)  # innermost: a cached page skips routing
     if settings.auth == "accounts":
         app.add_middleware(AccountMiddleware)
     app.add_middleware(CSRFMiddleware)
     app.add_middleware(SessionMiddleware, secret=session_secret(settings))
-    app.add_middleware(GZipMiddleware, minimum_size=500)
-    app.add_middleware(SecurityHeadersMiddleware)
-    app.add_middleware(HeadMiddleware)  # outermost: every GET route answers HEAD
+    # Outermost: HEAD for every GET route, security headers, gzip.
+    app.add_middleware(OutboundMiddleware, minimum_size=500)
     errors.install(app)
     app.mount("/static", CachedStaticFiles(directory=STATIC_DIR), name="static")
+    app.include_router(cards.router)  # first: the busiest page is matched first
     app.include_router(health.router)
     app.include_router(home.router)
     app.include_router(decks.router)
-    app.include_router(cards.router)
     app.include_router(live.router)
     app.include_router(review.router)
     app.include_router(interview.router)

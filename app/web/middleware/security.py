@@ -3,11 +3,9 @@
 The Content-Security-Policy allows scripts and styles from this origin only:
 the pages have no inline script or style (htmx is told not to inject its
 indicator style), so card HTML that slipped past the sanitiser still could not
-run code. ``frame-ancestors 'none'`` stops the site being framed.
+run code. ``frame-ancestors 'none'`` stops the site being framed. They are
+added by :class:`app.web.middleware.outbound.OutboundMiddleware`.
 """
-
-from starlette.datastructures import MutableHeaders
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 CONTENT_SECURITY_POLICY = "; ".join(
     [
@@ -33,22 +31,5 @@ HEADERS = {
 }
 
 
-class SecurityHeadersMiddleware:
-    """Adds :data:`HEADERS` to every HTTP response (pure ASGI: no body buffering)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
-                for name, value in HEADERS.items():
-                    headers.setdefault(name, value)
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
+# Encoded once: app.web.middleware.outbound appends the pairs a route did not set.
+RAW_HEADERS = [(name.lower().encode(), value.encode()) for name, value in HEADERS.items()]
