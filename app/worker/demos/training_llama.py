@@ -214,7 +214,8 @@ def compute(params: LlamaParamsParams, device: torch.device) -> Outcome:
             "bf16_gigabytes": total * 2 / 1e9,
             "flops_per_token": flops,
             "six_n_flops_per_token": 6.0 * matmul,
-            "attention_flops_share": theory["attention_flops_per_token"] / flops,
+            # measured: what FlopCounterMode counts beyond 6 FLOPs per matmul weight
+            "attention_flops_share": (flops - 6.0 * matmul) / flops,
         },
         theory={
             name: float(theory[name])
