@@ -4,7 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.cardtext import OTHER_CARD, line_of
+from tests.cardtext import GOOD_CARD, OTHER_CARD, line_of
 
 
 def quizlab(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -22,7 +22,8 @@ def test_check_clean_content_exits_0(content_dir: Path) -> None:
     strict = quizlab("check", "--strict", str(content_dir))
     assert strict.returncode == 1
     assert (
-        "scaling.md:67: only 2 in '## Red flags': the deck standard is 3 or more" in strict.stdout
+        f"scaling.md:{GOOD_CARD.splitlines().index('## Red flags') + 1}: "
+        "only 2 in '## Red flags': the deck standard is 3 or more" in strict.stdout
     )
 
 
