@@ -353,7 +353,7 @@ def test_demo_fields_say_what_is_wrong_and_charts_read_on_a_phone(
     demo.screenshot(path=artifacts / "demo-out-of-range-phone.png")
     d_k.fill("64")
     d_k.dispatch_event("change")
-    expect(hint).to_have_text("an integer between 1 and 4,096")
+    expect(hint).to_have_text("an integer between 1 and 4096")
     expect(demo.locator(".stale-note")).to_have_count(0)
 
     # Too costly for the worker: said at the field the worker names, in demo words.
