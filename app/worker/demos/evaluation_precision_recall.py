@@ -11,7 +11,8 @@ prevalence π
 so at π = 10⁻⁴ the classifier that flags nothing is 99.99% accurate, and a
 good detector can be less accurate than it while being the only useful one.
 The measurements are scikit-learn's (``precision_recall_fscore_support``,
-``accuracy_score``) on simulated labels and scores.
+``accuracy_score``, ``balanced_accuracy_score``, ``confusion_matrix``) on simulated labels and
+scores.
 """
 
 import math
@@ -21,6 +22,7 @@ import torch
 from sklearn.metrics import (  # type: ignore[import-untyped]
     accuracy_score,
     balanced_accuracy_score,
+    confusion_matrix,
     precision_recall_fscore_support,
 )
 
@@ -93,8 +95,8 @@ def compute(params: PrecisionRecallParams, device: torch.device) -> Outcome:
     _, base_recall, base_f1, _ = precision_recall_fscore_support(
         labels, nothing, average="binary", zero_division=0
     )
-    negatives = params.samples - positives
-    false_positives = int(flagged[positives:].sum())
+    # FPR = FP / (FP + TN), from scikit-learn's confusion matrix (rows: true 0/1, cols: predicted).
+    true_negatives, false_positives, _, _ = confusion_matrix(labels, flagged, labels=[0, 1]).ravel()
     drawn_prevalence = positives / params.samples
     theory = binormal_rates(params.separation, params.threshold, drawn_prevalence)
 
@@ -104,7 +106,7 @@ def compute(params: PrecisionRecallParams, device: torch.device) -> Outcome:
             "precision": float(precision),
             "recall": float(recall),
             "f1": float(f1),
-            "false_positive_rate": false_positives / negatives,
+            "false_positive_rate": float(false_positives / (false_positives + true_negatives)),
             "balanced_accuracy": float(balanced_accuracy_score(labels, flagged)),
             "baseline_accuracy": float(accuracy_score(labels, nothing)),
             "baseline_recall": float(base_recall),
