@@ -8,7 +8,7 @@ from fastapi.responses import HTMLResponse
 
 from app.content.card import Card
 from app.content.library import Snapshot
-from app.demos import CATALOG, UnknownDemo
+from app.demos import CATALOG, InvalidParams, UnknownDemo, demo_spec
 from app.live.client import WorkerError, WorkerRejected
 from app.live.results import DemoView, demo_view
 from app.web.deps import CardDep, HtmxDep, LiveDep, SnapshotDep
@@ -56,12 +56,23 @@ async def demo(
     given = {k: v for k, v in request.query_params.items() if k not in RESERVED}
     try:
         view = demo_view(live, demo_name, dict(given), slot)
+    except InvalidParams as error:
+        # Said beside the form, at the field the spec names; nothing is sent.
+        refused = DemoView(demo_spec(demo_name), dict(given), None, slot)
+        refusal = {
+            "view": refused,
+            "error": str(error),
+            "error_field": error.problems[0].param,
+            "card": _card_of(snapshot, slot),
+        }
+        return render(
+            request, "demo.html", refusal, fragment="_demo_result.html", status_code=422
+        )
     except UnknownDemo:
         known = ", ".join(CATALOG)
         raise HTTPException(
             404, f"There is no demo called '{demo_name}'. The demos are {known}."
         ) from None
-    # A bad parameter (InvalidParams) is a 422 page from app.web.errors.
     context: dict[str, Any] = {"view": view, "error": None, "card": _card_of(snapshot, slot)}
     result = view.result
     if result is None and htmx:
