@@ -86,5 +86,4 @@ async def _follow(
         except Exception:  # keep watching after an unexpected error; it is logged
             logger.exception("content reload failed")
             continue
-        # In a thread: a callback may do I/O (moving renamed cards' history).
-        await asyncio.to_thread(on_reload, snapshot)
+        on_reload(snapshot)

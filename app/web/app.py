@@ -54,13 +54,14 @@ def _adopt_aliases(database: Database, snapshot: Snapshot) -> None:
 
 
 def _reloaded(database: Database) -> Callable[[Snapshot], None]:
-    """What follows a reload (in a thread): log it, and move renamed cards' history."""
+    """What follows a reload: log it, and move renamed cards' history (in a thread)."""
 
     def after(snapshot: Snapshot) -> None:
         logger.info("content reloaded: %d cards", len(snapshot.cards))
         for problem in snapshot.all_problems():
             logger.warning("%s", problem)
-        _adopt_aliases(database, snapshot)
+        # Database work stays off the event loop; the executor keeps the job alive.
+        asyncio.get_running_loop().run_in_executor(None, _adopt_aliases, database, snapshot)
 
     return after
 
