@@ -356,6 +356,39 @@ def test_a_review_token_of_another_user_is_not_found(site: Site) -> None:
     assert all(r["rating"] != 3 for r in bob.get("/progress").json()["reviews"])
 
 
+def review_form(client: CSRFClient, **params: str) -> dict[str, str]:
+    page = BeautifulSoup(client.get("/review", params=params).text, "html.parser")
+    return {
+        str(i["name"]): str(i.get("value", ""))
+        for i in page.select("form.answer-form input[type=hidden]")
+    }
+
+
+def test_a_practice_cursor_of_another_user_is_not_followed(site: Site) -> None:
+    """The cursor names a row by id: only the learner's own rows are looked up."""
+    ada, bob = site.signed_in("ada"), site.signed_in("bob")
+    for who, rating in ((bob, "1"), (ada, "4")):  # bob's item is due in minutes, ada's in days
+        graded = who.post("/review/grade", data={**review_form(who), "rating": rating}, headers=HX)
+        assert graded.status_code == 200
+    bobs_row = review_form(bob, mode="practice")["cursor"]
+    adas_row = review_form(ada, mode="practice")["cursor"]
+    assert bobs_row.startswith("r") and adas_row.startswith("r") and bobs_row != adas_row
+    # Following ada's row, bob would start after her due date and skip his own item.
+    assert review_form(bob, mode="practice", after=adas_row)["cursor"] == bobs_row
+
+
+def test_practice_looks_up_no_row_by_its_id_alone() -> None:
+    """``session.get(Model, id)`` names no user: every progress query must."""
+    practice = Path(__file__).parent.parent / "app" / "practice"
+    found = [
+        f"{path.name}:{number}"
+        for path in sorted(practice.glob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if "session.get(" in line
+    ]
+    assert found == []
+
+
 def quizlab(*args: str, data_dir: Path, stdin: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "QUIZLAB_DATA_DIR": str(data_dir)}
     env.pop("QUIZLAB_DATABASE_URL", None)

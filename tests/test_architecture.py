@@ -16,17 +16,29 @@ from app.settings import PROJECT_ROOT
 APP = PROJECT_ROOT / "app"
 
 # What each part may import, besides itself. ``app`` is the top package
-# (``__version__``); ``settings`` is the web's one Settings class.
+# (``__version__``); ``settings`` is the web's one Settings class; ``safejson``
+# parses JSON from strangers within limits, for the web and the worker alike.
 ALLOWED: dict[str, set[str]] = {
     "demos": set(),
     "storage": set(),
     "content": {"demos"},
     "accounts": {"storage"},
-    "practice": {"content", "storage"},
+    "practice": {"content", "storage", "safejson"},
     "live": {"content", "demos"},
-    "worker": {"demos"},
+    "worker": {"demos", "safejson"},
     "settings": set(),
-    "web": {"app", "accounts", "content", "demos", "live", "practice", "settings", "storage"},
+    "safejson": set(),
+    "web": {
+        "app",
+        "accounts",
+        "content",
+        "demos",
+        "live",
+        "practice",
+        "settings",
+        "storage",
+        "safejson",
+    },
     "cli": {
         "app",
         "accounts",
@@ -36,6 +48,7 @@ ALLOWED: dict[str, set[str]] = {
         "practice",
         "settings",
         "storage",
+        "safejson",
         "web",
     },
     "__main__": {"cli"},
