@@ -16,14 +16,14 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Engine, create_engine, event, select
+from sqlalchemy import Connection, Engine, create_engine, event, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.dml import Insert
 from sqlmodel import col
 
-from app.storage.models import User
+from app.storage.models import LoginFailure, User
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 LOCAL_USER = "local"
@@ -120,6 +120,14 @@ class Database:
                 assert user_id is not None
                 self._local_user_id = user_id
         return self._local_user_id
+
+    def probe_write(self) -> None:
+        """Write a row and roll it back; raises SQLAlchemyError when storage refuses writes."""
+        with self.engine.connect() as connection, connection.begin() as transaction:
+            connection.execute(
+                insert(LoginFailure).values(scope="probe", key="", at=datetime.now(UTC))
+            )
+            transaction.rollback()
 
     def dispose(self) -> None:
         self.engine.dispose()

@@ -19,6 +19,7 @@ from app.storage.results import DatabaseResultStore
 from app.web import errors
 from app.web.middleware.auth import AccountMiddleware
 from app.web.middleware.csrf import CSRFMiddleware
+from app.web.middleware.failures import FailureMiddleware
 from app.web.middleware.security import SecurityHeadersMiddleware
 from app.web.middleware.sessions import SessionMiddleware
 from app.web.pagecache import PageCache
@@ -95,6 +96,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(CSRFMiddleware)
     app.add_middleware(SessionMiddleware, secret=session_secret(settings))
     app.add_middleware(GZipMiddleware, minimum_size=500)
+    # Inside the headers, outside the rest: every failure is a page with headers.
+    app.add_middleware(FailureMiddleware)
     app.add_middleware(SecurityHeadersMiddleware)
     errors.install(app)
     app.mount("/static", CachedStaticFiles(directory=STATIC_DIR), name="static")
