@@ -328,6 +328,48 @@ def test_an_invite_link_works_once(site: Site) -> None:
     assert again.status_code == 404
 
 
+def invite_path(admin: CSRFClient) -> str:
+    page = admin.post("/admin/invites", data={})
+    link = BeautifulSoup(page.text, "html.parser").select_one("#invite-url")
+    assert link is not None
+    return link.get_text().removeprefix("http://testserver")
+
+
+def test_two_invites_accepted_at_once_with_one_name_make_one_user(site: Site) -> None:
+    """The unique name decides: the other gets 409, and their invite stays usable."""
+    admin = site.signed_in("ada")
+    paths = [invite_path(admin), invite_path(admin)]
+    guests = [site.browser(), site.browser()]
+    for guest in guests:
+        guest.csrf_token()  # each has a session before the race starts
+
+    def accept(n: int) -> tuple[int, str]:
+        form = {"name": "cy", "password": PASSWORD, "repeated": PASSWORD}
+        response = guests[n].post(paths[n], data=form, follow_redirects=False)
+        return response.status_code, error_of(response.text)
+
+    answers = all_at_once(2, accept)
+    assert sorted(answers) == [
+        (303, ""),
+        (409, "There is already a user called 'cy': pick another name."),
+    ]
+    loser = [status for status, _ in answers].index(409)
+    assert site.browser().get(paths[loser]).status_code == 200
+    other = {"name": "dee", "password": PASSWORD, "repeated": PASSWORD}
+    assert guests[loser].post(paths[loser], data=other, follow_redirects=False).status_code == 303
+
+
+@pytest.mark.parametrize("name", ["bo\x00b", "\x00"])
+def test_a_nul_in_a_sign_in_name_is_a_page_that_says_so(site: Site, name: str) -> None:
+    response = site.browser().post("/login", data={"name": name, "password": PASSWORD})
+    assert response.status_code == 422
+    assert "NUL" in response.text
+    admin = site.signed_in("ada")
+    path = "/admin/users/" + name.replace("\x00", "%00") + "/disabled"
+    refused = admin.post(path, data={"disabled": "true"})
+    assert refused.status_code in (404, 422)
+
+
 def test_each_user_sees_only_their_own_progress(site: Site) -> None:
     ada, bob = site.signed_in("ada"), site.signed_in("bob")
     ada.post("/cards/test-scaling/choice", data={"choice": "b"}, headers=HX)

@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlmodel import col
 
@@ -110,7 +111,7 @@ def create_user(
     user.password_hash = hash_password(password)
     user.is_admin = is_admin
     user.disabled = False
-    session.commit()
+    _commit_new_name(session, name)
     return user
 
 
@@ -256,8 +257,22 @@ def accept_invite(
         is_admin=invite.is_admin,
     )
     session.add(user)
-    session.commit()
+    _commit_new_name(session, name)
     return user
+
+
+def _commit_new_name(session: Session, name: str) -> None:
+    """Commit a user with a new ``name``; :class:`NameTaken` if another took it meanwhile.
+
+    Two people may pick the same name at the same moment: both pass the check
+    above, and the unique key lets one commit. The other's whole transaction
+    rolls back, so their invite stays unused.
+    """
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise NameTaken(f"There is already a user called '{name}': pick another name.") from None
 
 
 def now_utc() -> datetime:

@@ -7,13 +7,14 @@ FastAPI runs them in its thread pool, off the event loop.
 import time
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, HTTPException, Query, Request
+from fastapi import APIRouter, Form, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app.accounts import users as accounts
 from app.accounts.limits import LoginLimiter
 from app.accounts.users import Account, AccountError, NameTaken
 from app.web.deps import AccountDep, AdminDep, SessionDep
+from app.web.fields import StoredText
 from app.web.middleware.auth import ACCOUNT_KEY
 from app.web.middleware.sessions import session_of
 from app.web.templating import templates
@@ -53,7 +54,7 @@ async def login_page(
 def login(
     request: Request,
     session: SessionDep,
-    name: Annotated[str, Form(max_length=100)] = "",
+    name: Annotated[StoredText, Form(max_length=100)] = "",
     password: Annotated[str, Form(max_length=accounts.MAX_PASSWORD)] = "",
     next: Annotated[str, Form(max_length=2000)] = "/",
 ) -> Response:
@@ -158,7 +159,7 @@ def set_disabled(
     request: Request,
     session: SessionDep,
     admin: AdminDep,
-    name: str,
+    name: Annotated[StoredText, Path(max_length=100)],
     disabled: Annotated[bool, Form()],
 ) -> HTMLResponse:
     try:
@@ -191,7 +192,7 @@ def accept_invite(
     request: Request,
     session: SessionDep,
     token: str,
-    name: Annotated[str, Form(max_length=100)] = "",
+    name: Annotated[StoredText, Form(max_length=100)] = "",
     password: Annotated[str, Form(max_length=accounts.MAX_PASSWORD)] = "",
     repeated: Annotated[str, Form(max_length=accounts.MAX_PASSWORD)] = "",
 ) -> Response:
