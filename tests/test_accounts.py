@@ -20,6 +20,7 @@ from app.settings import Settings
 from app.storage.database import Database
 from app.storage.models import LoginFailure, User
 from app.web import create_app
+from app.web.middleware.sessions import COOKIE
 from tests.conftest import CSRFClient, all_at_once
 
 PASSWORD = "correct horse battery"
@@ -126,7 +127,12 @@ def test_session_cookie_is_httponly_lax_and_secure_over_https(site: Site) -> Non
     response = secure.post(
         "/login", data={"name": "bob", "password": PASSWORD}, follow_redirects=False
     )
-    assert "; Secure" in response.headers["set-cookie"]
+    cookie = response.headers["set-cookie"]
+    assert "; Secure" in cookie
+    # __Host-: the browser takes it only over HTTPS, for this host alone, with Path=/.
+    assert cookie.startswith(f"__Host-{COOKIE}=") and "; Path=/;" in cookie
+    assert "Domain" not in cookie
+    assert secure.get("/account").status_code == 200
 
 
 def test_unknown_name_and_wrong_password_get_the_same_answer(site: Site) -> None:
@@ -262,6 +268,43 @@ def test_sign_out_ends_the_session(site: Site) -> None:
     assert browser.get("/account", follow_redirects=False).status_code == 303
 
 
+def replay(site: Site, cookie: str) -> CSRFClient:
+    """Another browser holding a copy of ``cookie``, as one who stole it would."""
+    browser = site.browser()
+    browser.cookies.set(COOKIE, cookie)
+    return browser
+
+
+def test_a_cookie_kept_after_sign_out_reads_nothing(site: Site) -> None:
+    """Sessions live on the server: signing out ends the cookie, copies included."""
+    browser = site.signed_in("bob")
+    kept = browser.cookies[COOKIE]
+    assert replay(site, kept).get("/stats").status_code == 200
+    assert browser.post("/logout", follow_redirects=False).status_code == 303
+    for path in ("/stats", "/progress", "/account"):
+        assert replay(site, kept).get(path, follow_redirects=False).status_code == 303
+
+
+def test_sign_out_everywhere_ends_every_session_of_the_user(site: Site) -> None:
+    here, elsewhere, ada = site.signed_in("bob"), site.signed_in("bob"), site.signed_in("ada")
+    page = BeautifulSoup(here.get("/account").text, "html.parser")
+    form = page.select_one("form#sign-out-everywhere")
+    assert form is not None and form.get_text(" ", strip=True) == "Sign out everywhere"
+    response = here.post(str(form["action"]), follow_redirects=False)
+    assert response.status_code == 303 and response.headers["location"] == "/login"
+    for browser in (here, elsewhere):
+        assert browser.get("/account", follow_redirects=False).status_code == 303
+    assert ada.get("/account").status_code == 200
+
+
+def test_a_disabled_user_stays_signed_out_when_enabled_again(site: Site) -> None:
+    admin, bob = site.signed_in("ada"), site.signed_in("bob")
+    kept = bob.cookies[COOKIE]
+    assert admin.post("/admin/users/bob/disabled", data={"disabled": "true"}).status_code == 200
+    assert admin.post("/admin/users/bob/disabled", data={"disabled": "false"}).status_code == 200
+    assert replay(site, kept).get("/account", follow_redirects=False).status_code == 303
+
+
 def test_changing_the_password_signs_out_other_sessions(site: Site) -> None:
     here, elsewhere = site.signed_in("bob"), site.signed_in("bob")
     wrong = here.post(
@@ -368,6 +411,21 @@ def test_a_nul_in_a_sign_in_name_is_a_page_that_says_so(site: Site, name: str) -
     path = "/admin/users/" + name.replace("\x00", "%00") + "/disabled"
     refused = admin.post(path, data={"disabled": "true"})
     assert refused.status_code in (404, 422)
+
+
+def test_invite_links_are_built_from_the_public_url_not_the_host_header(
+    accounts_settings: Settings,
+) -> None:
+    settings = accounts_settings.model_copy(update={"public_url": "https://quiz.example.org/"})
+    app = create_app(settings)
+    with CSRFClient(app, base_url="http://evil.example") as admin:
+        with app.state.db.session() as session:
+            accounts.create_user(
+                session, name="ada", password=PASSWORD, is_admin=True, now=accounts.now_utc()
+            )
+        admin.post("/login", data={"name": "ada", "password": PASSWORD})
+        link = invite_path(admin)
+    assert link.startswith("https://quiz.example.org/invite/")
 
 
 def test_each_user_sees_only_their_own_progress(site: Site) -> None:

@@ -25,6 +25,7 @@ TABLES = {
     "demo_result",
     "login_failure",
     "invite",
+    "user_session",
 }
 
 

@@ -17,7 +17,6 @@ with a message that says what to fix.
 import hashlib
 import re
 import secrets
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from argon2 import PasswordHasher
@@ -27,6 +26,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlmodel import col
 
+from app.accounts.sessions import revoke_all
 from app.storage.database import LOCAL_USER
 from app.storage.models import Invite, User
 
@@ -48,22 +48,8 @@ class NameTaken(AccountError):
     pass
 
 
-@dataclass(frozen=True)
-class Account:
-    """A signed-in user as a request sees them."""
-
-    id: int
-    name: str
-    is_admin: bool
-
-
 def hash_password(password: str) -> str:
     return _hasher.hash(password)
-
-
-def stamp(password_hash: str | None) -> str:
-    """A short digest of the hash: stored in the session, it changes with the password."""
-    return hashlib.sha256((password_hash or "").encode()).hexdigest()[:16]
 
 
 def check_name(name: str) -> str:
@@ -155,21 +141,10 @@ def authenticate(session: Session, *, name: str, password: str) -> User | None:
     return user
 
 
-def active_account(session: Session, *, user_id: int, session_stamp: str) -> Account | None:
-    """The account a session names, if it is enabled and its password has not changed since."""
-    user = session.get(User, user_id)
-    if user is None or user.disabled or user.password_hash is None:
-        return None
-    if not secrets.compare_digest(stamp(user.password_hash), session_stamp):
-        return None
-    assert user.id is not None
-    return Account(id=user.id, name=user.name, is_admin=user.is_admin)
-
-
 def change_password(
     session: Session, *, user_id: int, current: str, new: str, repeated: str
-) -> str:
-    """Set a new password after checking the current one; returns the new session stamp."""
+) -> None:
+    """Set a new password after checking the current one, and end every session of the user."""
     user = session.get(User, user_id)
     if user is None or user.password_hash is None:
         raise AccountError("This account has no password to change.")
@@ -179,18 +154,20 @@ def change_password(
         raise AccountError("The current password is wrong: nothing was changed.") from None
     check_password(new, repeated)
     user.password_hash = hash_password(new)
+    revoke_all(session, user_id)
     session.commit()
-    return stamp(user.password_hash)
 
 
 def set_disabled(session: Session, *, name: str, disabled: bool, by: int) -> User:
-    """Disable or enable a user; a disabled user's sessions end at their next request."""
+    """Disable or enable a user; disabling ends every session they have."""
     user = _by_name(session, name)
     if user is None or user.password_hash is None:
         raise LookupError(f"There is no user called '{name}'.")
     if user.id == by and disabled:
         raise AccountError("You cannot disable your own account: ask another admin.")
     user.disabled = disabled
+    if disabled and user.id is not None:
+        revoke_all(session, user.id)
     session.commit()
     return user
 

@@ -89,6 +89,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.page_cache = PageCache()
     app.state.login_limiter = LoginLimiter()
+    # Origins whose forms are this site's besides the request's own (app.web.middleware.csrf).
+    origin = settings.public_origin
+    app.state.trusted_origins = frozenset({origin} if origin else ())
     # Added innermost first: the session is read, then the CSRF token checked,
     # then (accounts mode) the signed-in account looked up (docs/security.md).
     if settings.auth == "accounts":

@@ -10,9 +10,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, HTTPException, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from app.accounts import sessions
 from app.accounts import users as accounts
 from app.accounts.limits import LoginLimiter
-from app.accounts.users import Account, AccountError, NameTaken
+from app.accounts.sessions import Account
+from app.accounts.users import AccountError, NameTaken
 from app.web.deps import AccountDep, AdminDep, SessionDep
 from app.web.fields import StoredText
 from app.web.middleware.auth import ACCOUNT_KEY
@@ -80,14 +82,35 @@ def login(
         return _page(request, "login.html", context, status_code=401)
     limiter.succeeded(session, attempt)
     assert user.id is not None
-    session_of(request.scope).sign_in(user.id, accounts.stamp(user.password_hash))
+    _sign_in(request, session, user.id)
     return RedirectResponse(_safe_next(next), status_code=303)
 
 
-@router.post("/logout", name="logout")
-async def logout(request: Request) -> Response:
+def _sign_in(request: Request, session: SessionDep, user_id: int) -> None:
+    """Start a server-side session for ``user_id`` and name it in this browser's cookie."""
+    token = sessions.start(session, user_id=user_id, now=accounts.now_utc())
+    session_of(request.scope).sign_in(token)
+
+
+def _signed_out(request: Request) -> RedirectResponse:
     session_of(request.scope).sign_out()
     return RedirectResponse(request.url_for("login").path, status_code=303)
+
+
+@router.post("/logout", name="logout")
+def logout(request: Request, session: SessionDep) -> Response:
+    """End this browser's session on the server, so a copy of the cookie is worth nothing."""
+    token = session_of(request.scope).signed_in
+    if token is not None:
+        sessions.end(session, token)
+    return _signed_out(request)
+
+
+@router.post("/logout/everywhere", name="logout_everywhere")
+def logout_everywhere(request: Request, session: SessionDep, account: AccountDep) -> Response:
+    """End every session of the signed-in user, on every device, this one included."""
+    sessions.end_all(session, account.id)
+    return _signed_out(request)
 
 
 @router.get("/account", response_class=HTMLResponse, name="account")
@@ -107,14 +130,14 @@ def change_password(
 ) -> HTMLResponse:
     context: dict[str, Any] = {"account": account, "error": None, "message": None}
     try:
-        new_stamp = accounts.change_password(
+        accounts.change_password(
             session, user_id=account.id, current=current, new=new, repeated=repeated
         )
     except AccountError as error:
         context["error"] = str(error)
         return _page(request, "account.html", context, status_code=422)
-    # This session stays signed in; every other one ends (its stamp no longer matches).
-    session_of(request.scope).sign_in(account.id, new_stamp)
+    # Every session of the user ended with the change; this browser gets a new one.
+    _sign_in(request, session, account.id)
     context["message"] = "Password changed. Other sessions are signed out."
     return _page(request, "account.html", context)
 
@@ -150,8 +173,17 @@ def make_invite(
     is_admin: Annotated[bool, Form()] = False,
 ) -> HTMLResponse:
     token = accounts.create_invite(session, by=admin.id, is_admin=is_admin, now=accounts.now_utc())
-    url = str(request.url_for("invite", token=token))
-    return _users_page(request, session, admin, invite_url=url, status_code=201)
+    return _users_page(
+        request, session, admin, invite_url=_invite_url(request, token), status_code=201
+    )
+
+
+def _invite_url(request: Request, token: str) -> str:
+    """The link to send: on ``QUIZLAB_PUBLIC_URL`` when set, never on a forged ``Host``."""
+    public: str | None = request.app.state.settings.public_url
+    if public is None:  # documented: without it, the address the admin used
+        return str(request.url_for("invite", token=token))
+    return public.rstrip("/") + str(request.app.url_path_for("invite", token=token))
 
 
 @router.post("/admin/users/{name}/disabled", response_class=HTMLResponse, name="user_disabled")
@@ -214,5 +246,5 @@ def accept_invite(
         status = 409 if isinstance(error, NameTaken) else 422
         return _page(request, "invite.html", context, status_code=status)
     assert user.id is not None
-    session_of(request.scope).sign_in(user.id, accounts.stamp(user.password_hash))
+    _sign_in(request, session, user.id)
     return RedirectResponse(request.url_for("home").path, status_code=303)
