@@ -1,7 +1,7 @@
 """Accounts: users who sign in with a password, admins, invite links.
 
 Used when ``QUIZLAB_AUTH=accounts``. Passwords are hashed with Argon2id
-(argon2-cffi's defaults, RFC 9106's low-memory profile); the database keeps
+(:mod:`app.accounts.passwords`, which also bounds how many run at once); the database keeps
 only the hash. An invite link's token is kept as its SHA-256, so the table
 never holds a usable link.
 
@@ -19,13 +19,12 @@ import re
 import secrets
 from datetime import UTC, datetime, timedelta
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlmodel import col
 
+from app.accounts import passwords
 from app.accounts.sessions import revoke_all
 from app.storage.database import LOCAL_USER
 from app.storage.models import Invite, User
@@ -35,9 +34,8 @@ MAX_PASSWORD = 1024
 INVITE_DAYS = 7
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{1,39}$")
 
-_hasher = PasswordHasher()
 # Verified when the name is unknown, so a wrong name costs as long as a wrong password.
-_DUMMY_HASH = _hasher.hash(secrets.token_urlsafe(16))
+_DUMMY_HASH = passwords.hash_password(secrets.token_urlsafe(16))
 
 
 class AccountError(ValueError):
@@ -49,7 +47,7 @@ class NameTaken(AccountError):
 
 
 def hash_password(password: str) -> str:
-    return _hasher.hash(password)
+    return passwords.hash_password(password)
 
 
 def check_name(name: str) -> str:
@@ -128,14 +126,10 @@ def authenticate(session: Session, *, name: str, password: str) -> User | None:
     user = _by_name(session, name.strip().lower()[:100])
     password = password[:MAX_PASSWORD]
     stored = user.password_hash if user is not None and user.password_hash else _DUMMY_HASH
-    try:
-        _hasher.verify(stored, password)
-        ok = stored is not _DUMMY_HASH
-    except (VerificationError, InvalidHashError):
-        ok = False
+    ok = passwords.verify(stored, password) and stored is not _DUMMY_HASH
     if not ok or user is None or user.disabled:
         return None
-    if _hasher.check_needs_rehash(stored):
+    if passwords.needs_rehash(stored):
         user.password_hash = hash_password(password)
         session.commit()
     return user
@@ -148,10 +142,8 @@ def change_password(
     user = session.get(User, user_id)
     if user is None or user.password_hash is None:
         raise AccountError("This account has no password to change.")
-    try:
-        _hasher.verify(user.password_hash, current)
-    except (VerificationError, InvalidHashError):
-        raise AccountError("The current password is wrong: nothing was changed.") from None
+    if not passwords.verify(user.password_hash, current):
+        raise AccountError("The current password is wrong: nothing was changed.")
     check_password(new, repeated)
     user.password_hash = hash_password(new)
     revoke_all(session, user_id)

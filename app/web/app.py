@@ -23,7 +23,18 @@ from app.web.middleware.failures import FailureMiddleware
 from app.web.middleware.security import SecurityHeadersMiddleware
 from app.web.middleware.sessions import SessionMiddleware
 from app.web.pagecache import PageCache
-from app.web.routes import accounts, cards, decks, health, home, live, progress, review, stats
+from app.web.routes import (
+    accounts,
+    cards,
+    decks,
+    health,
+    home,
+    live,
+    progress,
+    review,
+    signin,
+    stats,
+)
 from app.web.secret import session_secret
 from app.web.staticfiles import CachedStaticFiles
 from app.web.templating import STATIC_DIR
@@ -113,5 +124,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(stats.router)
     app.include_router(progress.router)
     if settings.auth == "accounts":
+        app.include_router(signin.router)
         app.include_router(accounts.router)
     return app
