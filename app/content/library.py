@@ -117,7 +117,7 @@ class Library:
         digest = content_hash(text)
         cached = self._parsed.get(shown)
         if cached is None or cached[0] != digest:
-            cached = (digest, parse_card(text, shown))
+            cached = (digest, _parse_alone(text, shown))
             self._parsed[shown] = cached
         return cached[1]
 
@@ -178,6 +178,24 @@ class Library:
         if set(files) != set(self._stamps):
             return True
         return any(_stamp(path) != self._stamps[path] for path in files)
+
+
+def _parse_alone(text: str, shown: str) -> ParseResult:
+    """:func:`parse_card`, with any error it did not foresee kept to this one card.
+
+    It returns problems for bad input and should never raise; should a bug make
+    it raise anyway, the other cards still load, and this one is a problem to
+    report rather than a crash of ``quizlab check``, start-up or a reload.
+    """
+    try:
+        return parse_card(text, shown)
+    except Exception as exc:  # a bug, about one file: logged, kept to that file
+        logger.exception("parsing %s failed", shown)
+        message = (
+            f"this card could not be read ({type(exc).__name__}: {exc}); "
+            "the other cards are served. Please report it with the file."
+        )
+        return ParseResult(None, [Problem(shown, 1, message)])
 
 
 def display_path(path: Path) -> str:
