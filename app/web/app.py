@@ -23,6 +23,7 @@ from app.web.middleware.failures import FailureMiddleware
 from app.web.middleware.security import SecurityHeadersMiddleware
 from app.web.middleware.sessions import SessionMiddleware
 from app.web.pagecache import PageCache
+from app.web.responses import every_route
 from app.web.routes import (
     accounts,
     cards,
@@ -96,7 +97,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await client.aclose()
             await asyncio.to_thread(database.dispose)
 
-    app = FastAPI(title="Quizlab", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="Quizlab",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        # What any route may answer, documented once (schemathesis checks it).
+        responses=every_route(accounts=settings.auth == "accounts"),
+    )
     app.state.settings = settings
     app.state.page_cache = PageCache()
     app.state.login_limiter = LoginLimiter()

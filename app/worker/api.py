@@ -82,7 +82,32 @@ class UnknownDemoAnswer(BaseModel):
     demos: list[str]
 
 
+class ProblemAnswer(BaseModel):
+    """One bad parameter: its name (null for the body as a whole) and what is wrong."""
+
+    param: str | None
+    message: str
+
+
+class InvalidParamsAnswer(BaseModel):
+    """The 422 (and 413) of a run: one entry per problem, not FastAPI's validation shape."""
+
+    detail: list[ProblemAnswer]
+
+
+class BusyAnswer(BaseModel):
+    """The 503 when the queue is full; ``Retry-After`` says when to ask again."""
+
+    detail: str
+
+
 UNKNOWN_DEMO = {404: {"model": UnknownDemoAnswer, "description": "No demo has this name."}}
+RUN_ANSWERS = {
+    **UNKNOWN_DEMO,
+    413: {"model": InvalidParamsAnswer, "description": "The body is larger than 64 KiB."},
+    422: {"model": InvalidParamsAnswer, "description": "A parameter or the body is invalid."},
+    503: {"model": BusyAnswer, "description": "The queue is full: try again (Retry-After)."},
+}
 
 
 @router.get("/demos/{name}", responses=UNKNOWN_DEMO)  # type: ignore[arg-type]
@@ -92,6 +117,7 @@ async def describe_demo(name: str) -> DemoInfo:
 
 @router.post(
     "/demos/{name}",
+    responses=RUN_ANSWERS,  # type: ignore[arg-type]
     openapi_extra={
         "requestBody": {
             "required": False,

@@ -19,6 +19,7 @@ from app.storage.database import Database
 from app.web.deps import AccountDep, AdminDep, DatabaseDep, SessionDep
 from app.web.fields import StoredText
 from app.web.middleware.sessions import session_of
+from app.web.responses import UNSAFE, pages
 from app.web.routes.signin import page
 
 router = APIRouter()
@@ -39,7 +40,12 @@ def _change(database: Database, user_id: int, *, current: str, new: str, repeate
         return sessions.start(session, user_id=user_id, now=accounts.now_utc())
 
 
-@router.post("/account/password", response_class=HTMLResponse, name="change_password")
+@router.post(
+    "/account/password",
+    response_class=HTMLResponse,
+    name="change_password",
+    responses=UNSAFE,
+)
 async def change_password(
     request: Request,
     database: DatabaseDep,
@@ -80,12 +86,18 @@ def _users_page(
     return page(request, "users.html", context, status_code=status_code)
 
 
-@router.get("/admin/users", response_class=HTMLResponse, name="users")
+@router.get("/admin/users", response_class=HTMLResponse, name="users", responses=pages(403))
 def users_page(request: Request, session: SessionDep, admin: AdminDep) -> HTMLResponse:
     return _users_page(request, session, admin)
 
 
-@router.post("/admin/invites", response_class=HTMLResponse, name="invites")
+@router.post(
+    "/admin/invites",
+    response_class=HTMLResponse,
+    name="invites",
+    status_code=201,
+    responses=UNSAFE,
+)
 def make_invite(
     request: Request,
     session: SessionDep,
@@ -106,7 +118,12 @@ def _invite_url(request: Request, token: str) -> str:
     return public.rstrip("/") + str(request.app.url_path_for("invite", token=token))
 
 
-@router.post("/admin/users/{name}/disabled", response_class=HTMLResponse, name="user_disabled")
+@router.post(
+    "/admin/users/{name}/disabled",
+    response_class=HTMLResponse,
+    name="user_disabled",
+    responses=pages(404, 409) | UNSAFE,
+)
 def set_disabled(
     request: Request,
     session: SessionDep,

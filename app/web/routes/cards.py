@@ -15,6 +15,7 @@ from app.web.deps import CardDep, LearnerDep, LiveDep, SessionDep, SnapshotDep, 
 from app.web.middleware import csrf
 from app.web.pagecache import PageCache
 from app.web.render import render
+from app.web.responses import UNSAFE, pages
 from app.web.templating import templates
 
 router = APIRouter()
@@ -45,7 +46,7 @@ def _context(
     }
 
 
-@router.get("/cards/{card_id}", response_class=HTMLResponse, name="card")
+@router.get("/cards/{card_id}", response_class=HTMLResponse, name="card", responses=pages(404))
 async def card_page(
     request: Request,
     card_id: str,
@@ -73,7 +74,12 @@ async def card_page(
     return HTMLResponse(csrf.personalise(body, request.scope))
 
 
-@router.post("/cards/{card_id}/reveal", response_class=HTMLResponse, name="reveal")
+@router.post(
+    "/cards/{card_id}/reveal",
+    response_class=HTMLResponse,
+    name="reveal",
+    responses=pages(404) | UNSAFE,
+)
 async def reveal(
     request: Request,
     card: CardDep,
@@ -85,7 +91,12 @@ async def reveal(
     return render(request, "card.html", context, fragment="_practice.html")
 
 
-@router.post("/cards/{card_id}/choice", response_class=HTMLResponse, name="choice")
+@router.post(
+    "/cards/{card_id}/choice",
+    response_class=HTMLResponse,
+    name="choice",
+    responses=pages(404) | UNSAFE,
+)
 async def choose(
     request: Request,
     card: CardDep,
@@ -112,7 +123,12 @@ async def choose(
     return render(request, "card.html", context, fragment="_choice_result.html")
 
 
-@router.get("/cards/{card_id}/preview", response_class=HTMLResponse, name="card_preview")
+@router.get(
+    "/cards/{card_id}/preview",
+    response_class=HTMLResponse,
+    name="card_preview",
+    responses=pages(204, 404),
+)
 async def card_preview(
     request: Request,
     card: CardDep,

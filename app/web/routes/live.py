@@ -10,6 +10,7 @@ from app.live.client import WorkerError, WorkerRejected
 from app.live.results import DemoView, demo_view
 from app.web.deps import CardDep, HtmxDep, LiveDep
 from app.web.render import render
+from app.web.responses import pages
 from app.web.templating import templates
 
 router = APIRouter()
@@ -18,7 +19,9 @@ _SLOT = re.compile(r"^[a-z0-9-]{1,120}$")
 RESERVED = {"_slot"}
 
 
-@router.get("/cards/{card_id}/live", response_class=HTMLResponse, name="card_live")
+@router.get(
+    "/cards/{card_id}/live", response_class=HTMLResponse, name="card_live", responses=pages(404)
+)
 async def card_live(request: Request, card: CardDep, live: LiveDep) -> HTMLResponse:
     """Every live number of a card, run through the worker when not cached (htmx OOB swaps)."""
     measurements = await live.check(card)
@@ -27,21 +30,19 @@ async def card_live(request: Request, card: CardDep, live: LiveDep) -> HTMLRespo
     )
 
 
-@router.get("/demos/{demo_name}", response_class=HTMLResponse, name="demo")
+@router.get("/demos/{demo_name}", response_class=HTMLResponse, name="demo", responses=pages(404))
 async def demo(
     request: Request,
     demo_name: str,
     live: LiveDep,
     htmx: HtmxDep,
-    slot: Annotated[str, Query(alias="_slot", max_length=120)] = "demo",
+    slot: Annotated[str, Query(alias="_slot", pattern=_SLOT.pattern)] = "demo",
 ) -> HTMLResponse:
     """One demo with the parameters in the query string.
 
     Over htmx: the result if it is ready, else a status fragment that asks
     again shortly while the worker computes. As a full page: waits for it.
     """
-    if not _SLOT.match(slot):
-        raise HTTPException(422, "_slot must be lowercase letters, digits and '-'.")
     given = {k: v for k, v in request.query_params.items() if k not in RESERVED}
     # An unknown demo (404) or a bad parameter (422) is rendered by app.web.errors.
     view = demo_view(live, demo_name, dict(given), slot)

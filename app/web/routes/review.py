@@ -26,6 +26,7 @@ from app.storage.values import MAX_INTEGER, storable_text, whole_number
 from app.web.deps import HtmxDep, LearnerDep, LiveDep, SchedulerDep, SessionDep, SnapshotDep
 from app.web.errors import status_of
 from app.web.render import render
+from app.web.responses import UNSAFE, pages
 from app.web.templating import templates
 
 router = APIRouter()
@@ -126,7 +127,7 @@ def _render(
     return render(request, "review.html", context, fragment="_review.html", status_code=status_code)
 
 
-@router.get("/review", response_class=HTMLResponse, name="review")
+@router.get("/review", response_class=HTMLResponse, name="review", responses=pages(404))
 def review_page(
     request: Request,
     session: SessionDep,
@@ -236,7 +237,12 @@ def _refused(
     return _render(request, htmx, queue, status_code=status_of(error))
 
 
-@router.post("/review/reveal", response_class=HTMLResponse, name="review_reveal")
+@router.post(
+    "/review/reveal",
+    response_class=HTMLResponse,
+    name="review_reveal",
+    responses=pages(404, 409) | UNSAFE,
+)
 def reveal(
     request: Request,
     session: SessionDep,
@@ -285,7 +291,12 @@ def reveal(
     return templates.TemplateResponse(request, "review.html", full | context)
 
 
-@router.post("/review/grade", name="review_grade")
+@router.post(
+    "/review/grade",
+    response_class=HTMLResponse,
+    name="review_grade",
+    responses=pages(303, 404, 409) | UNSAFE,
+)
 def grade(
     request: Request,
     session: SessionDep,

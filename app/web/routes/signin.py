@@ -25,6 +25,7 @@ from app.web.deps import AccountDep, DatabaseDep, SessionDep
 from app.web.fields import StoredText
 from app.web.middleware.auth import ACCOUNT_KEY
 from app.web.middleware.sessions import session_of
+from app.web.responses import UNSAFE, pages
 from app.web.templating import templates
 
 router = APIRouter()
@@ -57,7 +58,7 @@ def page(
     return templates.TemplateResponse(request, name, context, status_code=503, headers=headers)
 
 
-@router.get("/login", response_class=HTMLResponse, name="login")
+@router.get("/login", response_class=HTMLResponse, name="login", responses=pages(303))
 async def login_page(
     request: Request, next: Annotated[str, Query(max_length=2000)] = "/"
 ) -> Response:
@@ -89,7 +90,7 @@ def _check(
         return _Checked(token=sessions.start(session, user_id=user.id, now=accounts.now_utc()))
 
 
-@router.post("/login", response_class=HTMLResponse)
+@router.post("/login", response_class=HTMLResponse, responses=pages(303, 429) | UNSAFE)
 async def login(
     request: Request,
     database: DatabaseDep,
@@ -132,7 +133,7 @@ def _signed_out(request: Request) -> RedirectResponse:
     return RedirectResponse(request.url_for("login").path, status_code=303)
 
 
-@router.post("/logout", name="logout")
+@router.post("/logout", name="logout", responses=pages(303) | UNSAFE)
 def logout(request: Request, session: SessionDep) -> Response:
     """End this browser's session on the server, so a copy of the cookie is worth nothing."""
     token = session_of(request.scope).signed_in
@@ -141,7 +142,7 @@ def logout(request: Request, session: SessionDep) -> Response:
     return _signed_out(request)
 
 
-@router.post("/logout/everywhere", name="logout_everywhere")
+@router.post("/logout/everywhere", name="logout_everywhere", responses=pages(303) | UNSAFE)
 def logout_everywhere(request: Request, session: SessionDep, account: AccountDep) -> Response:
     """End every session of the signed-in user, on every device, this one included."""
     sessions.end_all(session, account.id)
@@ -152,7 +153,7 @@ def _invite_context(token: str, name: str, is_admin: bool) -> dict[str, Any]:
     return {"token": token, "name": name, "error": None, "is_admin": is_admin, "signed_out": True}
 
 
-@router.get("/invite/{token}", response_class=HTMLResponse, name="invite")
+@router.get("/invite/{token}", response_class=HTMLResponse, name="invite", responses=pages(404))
 def invite_page(request: Request, session: SessionDep, token: str) -> HTMLResponse:
     try:
         invite = accounts.open_invite(session, token, now=accounts.now_utc())
@@ -181,7 +182,9 @@ def _invite_is_admin(database: Database, token: str) -> bool:
             raise HTTPException(404, str(error)) from None
 
 
-@router.post("/invite/{token}", response_class=HTMLResponse)
+@router.post(
+    "/invite/{token}", response_class=HTMLResponse, responses=pages(303, 404, 409) | UNSAFE
+)
 async def accept_invite(
     request: Request,
     database: DatabaseDep,
