@@ -170,6 +170,24 @@ def test_sign_in_is_rate_limited_per_account(site: Site) -> None:
     )
     # Another account is not locked by bob's failures.
     assert site.signed_in("ada").get("/account").status_code == 200
+    # Nor is bob, from his own device: guesses elsewhere cannot lock him out.
+    elsewhere = CSRFClient(site.app, client=("203.0.113.7", 50000))  # type: ignore[arg-type]
+    right = elsewhere.post(
+        "/login", data={"name": "bob", "password": PASSWORD}, follow_redirects=False
+    )
+    assert right.status_code == 303, right.text
+
+
+def test_a_name_is_locked_everywhere_only_after_many_addresses_fail(site: Site) -> None:
+    """The trade-off: a guesser spread over many addresses meets a limit per name too."""
+    site.app.state.login_limiter = LoginLimiter(account_limit=2, name_limit=4, address_limit=100)  # type: ignore[attr-defined]
+    for n in range(2):
+        guesser = CSRFClient(site.app, client=(f"198.51.100.{n}", 50000))  # type: ignore[arg-type]
+        for _ in range(2):
+            wrong = {"name": "bob", "password": "nope nope nope"}
+            assert guesser.post("/login", data=wrong).status_code == 401
+    refused = site.browser().post("/login", data={"name": "bob", "password": PASSWORD})
+    assert refused.status_code == 429
 
 
 def test_sign_in_is_rate_limited_per_address(site: Site) -> None:
@@ -207,9 +225,10 @@ def test_the_limiter_forgets_failures_after_the_window(database: Database) -> No
         # A success forgets the name's failures and is not a failure itself.
         limiter.succeeded(session, limiter.attempt(session, name="a", address="2", now=at(62)))
         assert wrong("a", "2", 63) == 0
-        # Old rows are deleted as new attempts come in.
+        # Old rows are deleted as new attempts come in: c's three (name and
+        # address, address, name) remain.
         wrong("c", "3", 200)
-        assert session.scalar(select(func.count()).select_from(LoginFailure)) == 2
+        assert session.scalar(select(func.count()).select_from(LoginFailure)) == 3
 
 
 def test_replicas_share_the_sign_in_limit(site: Site, accounts_settings: Settings) -> None:
@@ -223,14 +242,16 @@ def test_replicas_share_the_sign_in_limit(site: Site, accounts_settings: Setting
         for _ in range(3):
             wrong = {"name": "bob", "password": "nope nope nope"}
             assert browser.post("/login", data=wrong).status_code == 401
-        right = elsewhere.post("/login", data={"name": "bob", "password": PASSWORD})
+        right = elsewhere.post(
+            "/login", data={"name": "bob", "password": PASSWORD}, follow_redirects=False
+        )
         assert right.status_code == 429
 
 
 def test_a_burst_of_guesses_checks_at_most_the_limit(database: Database) -> None:
     """Attempts are counted before the password is checked, so simultaneous
     guesses cannot all pass the limit while none has been counted yet."""
-    limiter = LoginLimiter(account_limit=3, address_limit=1000)
+    limiter = LoginLimiter(account_limit=3, name_limit=3, address_limit=1000)
 
     def guess(number: int) -> bool:
         with database.session() as session:
@@ -243,7 +264,7 @@ def test_a_burst_of_guesses_checks_at_most_the_limit(database: Database) -> None
     # The refused ones were withdrawn: only the allowed ones still count against bob.
     with database.session() as session:
         counted = session.scalar(
-            select(func.count()).select_from(LoginFailure).where(LoginFailure.scope == "account")  # type: ignore[arg-type]
+            select(func.count()).select_from(LoginFailure).where(LoginFailure.scope == "name")  # type: ignore[arg-type]
         )
     assert counted == allowed.count(True)
 
@@ -522,6 +543,27 @@ def test_switching_to_accounts_gives_local_progress_to_the_first_admin(settings:
         site = Site(app, CSRFClient(app))
         assert choices_of(site.signed_in("ada")) == [("test-scaling", "b")]
         assert choices_of(site.signed_in("bob")) == []
+
+
+@pytest.mark.parametrize(
+    ("password", "why"),
+    [
+        ("qwertyuiop", "one of the most common passwords"),
+        ("Password123", "one of the most common passwords"),
+        ("aaaaaaaaaaaa", "one character repeated"),
+    ],
+)
+def test_a_common_or_one_character_password_is_refused(site: Site, password: str, why: str) -> None:
+    """ASVS 2.1.7: passwords are checked against a list of common ones."""
+    here = site.signed_in("bob")
+    response = here.post(
+        "/account/password",
+        data={"current": PASSWORD, "new": password, "repeated": password},
+    )
+    assert response.status_code == 422
+    assert why in error_of(response.text)
+    with pytest.raises(accounts.AccountError, match=why):
+        accounts.check_password(password)
 
 
 def test_user_add_refuses_a_bad_name_or_short_password(tmp_path: Path) -> None:

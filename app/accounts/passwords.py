@@ -18,6 +18,8 @@ verifies, at its own cost, and is replaced at that user's next sign-in.
 """
 
 from collections.abc import Callable
+from functools import cache
+from importlib import resources
 from typing import TypeVar
 
 import anyio
@@ -50,6 +52,17 @@ class Busy(Exception):
             f"try again in {RETRY_AFTER_SECONDS} seconds."
         )
         self.retry_after = RETRY_AFTER_SECONDS
+
+
+@cache
+def _common() -> frozenset[str]:
+    text = resources.files("app.accounts").joinpath("common_passwords.txt").read_text("utf-8")
+    return frozenset(line for line in text.splitlines() if line and not line.startswith("#"))
+
+
+def is_common(password: str) -> bool:
+    """Whether ``password`` (in any case) is among the most common ones (ASVS 2.1.7)."""
+    return password.lower() in _common()
 
 
 def hash_password(password: str) -> str:

@@ -69,6 +69,12 @@ def check_password(password: str, repeated: str | None = None) -> str:
         raise AccountError(f"A password has at least {MIN_PASSWORD} characters.")
     if len(password) > MAX_PASSWORD:
         raise AccountError(f"A password has at most {MAX_PASSWORD} characters.")
+    if len(set(password)) == 1:
+        raise AccountError("A password of one character repeated is guessed at once: pick another.")
+    if passwords.is_common(password):
+        raise AccountError(
+            "This is one of the most common passwords, which are guessed first: pick another."
+        )
     return password
 
 
