@@ -1,8 +1,10 @@
 """The `quizlab` command: serve the site, check cards, run the demo worker."""
 
+import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -20,6 +22,19 @@ cli = typer.Typer(
 
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
+
+
+def proxy_options(environ: Mapping[str, str]) -> dict[str, Any]:
+    """uvicorn's proxy settings: X-Forwarded-For and -Proto only from ``FORWARDED_ALLOW_IPS``.
+
+    Unset, no proxy is trusted. (uvicorn's own default trusts 127.0.0.1, so any
+    process on the machine could name its own address and dodge the per-address
+    sign-in limit.) docs/security.md says how to name the reverse proxy.
+    """
+    trusted = environ.get("FORWARDED_ALLOW_IPS", "").strip()
+    if not trusted:
+        return {"proxy_headers": False}
+    return {"proxy_headers": True, "forwarded_allow_ips": trusted}
 
 
 @cli.command()
@@ -59,7 +74,13 @@ def serve(
             typer.echo(f"warning: {exc}; live numbers will show as unavailable", err=True)
             local = None
     try:
-        uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+        uvicorn.run(
+            create_app(settings),
+            host=host,
+            port=port,
+            log_level="info",
+            **proxy_options(os.environ),
+        )
     finally:
         if local is not None:
             local.stop()

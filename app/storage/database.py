@@ -6,6 +6,7 @@ only ever changed by the Alembic migrations in ``app/storage/migrations``, appli
 :meth:`Database.upgrade` at start-up and by ``quizlab db upgrade``.
 """
 
+import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -43,12 +44,28 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _create_private(path: Path) -> None:
+    """Create an empty SQLite file readable by its owner only (0600), if there is none.
+
+    SQLite would create it with the umask's mode (often 0644), and it holds
+    everyone's progress and password hashes. Its -wal and -shm files take the
+    same mode from it.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return
+    os.close(descriptor)
+    os.chmod(path, 0o600)  # the umask may have taken bits away, never added: this is exact
+
+
 def make_engine(url: str) -> Engine:
     """An engine for ``url``; for a SQLite file, creates its folder and sets the pragmas."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            _create_private(Path(parsed.database))
         # Sessions move between FastAPI's worker threads, one thread at a time.
         engine = create_engine(url, connect_args={"check_same_thread": False})
         event.listen(engine, "connect", _sqlite_pragmas)
