@@ -80,6 +80,15 @@ class Settings(BaseSettings):
         description="Key that signs session cookies; empty means a random one kept in data_dir.",
     )
 
+    public_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://[^/?#\s]+(/[^?#\s]*)?$",
+        description=(
+            "Address people open Quizlab at (https://quiz.example.org): invite links are built "
+            "from it, never from the request's Host header."
+        ),
+    )
+
     @field_validator("timezone")
     @classmethod
     def _known_timezone(cls, value: str) -> str:
@@ -94,6 +103,14 @@ class Settings(BaseSettings):
     @property
     def zone(self) -> ZoneInfo:
         return ZoneInfo(self.timezone)
+
+    @property
+    def public_origin(self) -> str | None:
+        """``scheme://host[:port]`` of :attr:`public_url`, as a browser's Origin header says it."""
+        if not self.public_url:
+            return None
+        scheme, _, rest = self.public_url.partition("://")
+        return f"{scheme.lower()}://{rest.split('/', 1)[0].lower()}"
 
     @property
     def resolved_database_url(self) -> str:

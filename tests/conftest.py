@@ -42,7 +42,7 @@ class CSRFClient(TestClient):
     """
 
     def csrf_token(self) -> str:
-        if self.cookies.get(COOKIE) is None:
+        if self.cookies.get(COOKIE) is None and self.cookies.get(f"__Host-{COOKIE}") is None:
             self.get("/healthz")
         return csrf_token_of(self)
 
@@ -56,7 +56,8 @@ class CSRFClient(TestClient):
 
 def csrf_token_of(client: httpx.Client) -> str:
     """The CSRF token in a client's session cookie (signed, not secret from its owner)."""
-    body = client.cookies[COOKIE].split(".")[0]
+    cookie = client.cookies.get(COOKIE) or client.cookies[f"__Host-{COOKIE}"]
+    body = cookie.split(".")[0]
     token: str = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))["c"]
     return token
 

@@ -20,6 +20,7 @@ from app.settings import Settings
 from app.storage.database import Database
 from app.storage.models import LoginFailure, User
 from app.web import create_app
+from app.web.middleware.sessions import COOKIE
 from tests.conftest import CSRFClient, all_at_once
 
 PASSWORD = "correct horse battery"
@@ -126,7 +127,12 @@ def test_session_cookie_is_httponly_lax_and_secure_over_https(site: Site) -> Non
     response = secure.post(
         "/login", data={"name": "bob", "password": PASSWORD}, follow_redirects=False
     )
-    assert "; Secure" in response.headers["set-cookie"]
+    cookie = response.headers["set-cookie"]
+    assert "; Secure" in cookie
+    # __Host-: the browser takes it only over HTTPS, for this host alone, with Path=/.
+    assert cookie.startswith(f"__Host-{COOKIE}=") and "; Path=/;" in cookie
+    assert "Domain" not in cookie
+    assert secure.get("/account").status_code == 200
 
 
 def test_unknown_name_and_wrong_password_get_the_same_answer(site: Site) -> None:
@@ -164,6 +170,24 @@ def test_sign_in_is_rate_limited_per_account(site: Site) -> None:
     )
     # Another account is not locked by bob's failures.
     assert site.signed_in("ada").get("/account").status_code == 200
+    # Nor is bob, from his own device: guesses elsewhere cannot lock him out.
+    elsewhere = CSRFClient(site.app, client=("203.0.113.7", 50000))  # type: ignore[arg-type]
+    right = elsewhere.post(
+        "/login", data={"name": "bob", "password": PASSWORD}, follow_redirects=False
+    )
+    assert right.status_code == 303, right.text
+
+
+def test_a_name_is_locked_everywhere_only_after_many_addresses_fail(site: Site) -> None:
+    """The trade-off: a guesser spread over many addresses meets a limit per name too."""
+    site.app.state.login_limiter = LoginLimiter(account_limit=2, name_limit=4, address_limit=100)  # type: ignore[attr-defined]
+    for n in range(2):
+        guesser = CSRFClient(site.app, client=(f"198.51.100.{n}", 50000))  # type: ignore[arg-type]
+        for _ in range(2):
+            wrong = {"name": "bob", "password": "nope nope nope"}
+            assert guesser.post("/login", data=wrong).status_code == 401
+    refused = site.browser().post("/login", data={"name": "bob", "password": PASSWORD})
+    assert refused.status_code == 429
 
 
 def test_sign_in_is_rate_limited_per_address(site: Site) -> None:
@@ -187,7 +211,7 @@ def test_the_limiter_forgets_failures_after_the_window(database: Database) -> No
             """A wrong password, as the sign-in route records it; the wait it was given."""
             attempt = limiter.attempt(session, name=name, address=address, now=at(seconds))
             if attempt.wait == 0:
-                limiter.failed(session, attempt, now=at(seconds))
+                limiter.failed(session, attempt)
             return attempt.wait
 
         assert wrong("a", "1", 0) == 0
@@ -201,9 +225,10 @@ def test_the_limiter_forgets_failures_after_the_window(database: Database) -> No
         # A success forgets the name's failures and is not a failure itself.
         limiter.succeeded(session, limiter.attempt(session, name="a", address="2", now=at(62)))
         assert wrong("a", "2", 63) == 0
-        # Old rows are deleted as new attempts come in.
+        # Old rows are deleted as new attempts come in: c's three (name and
+        # address, address, name) remain.
         wrong("c", "3", 200)
-        assert session.scalar(select(func.count()).select_from(LoginFailure)) == 2
+        assert session.scalar(select(func.count()).select_from(LoginFailure)) == 3
 
 
 def test_replicas_share_the_sign_in_limit(site: Site, accounts_settings: Settings) -> None:
@@ -217,14 +242,16 @@ def test_replicas_share_the_sign_in_limit(site: Site, accounts_settings: Setting
         for _ in range(3):
             wrong = {"name": "bob", "password": "nope nope nope"}
             assert browser.post("/login", data=wrong).status_code == 401
-        right = elsewhere.post("/login", data={"name": "bob", "password": PASSWORD})
+        right = elsewhere.post(
+            "/login", data={"name": "bob", "password": PASSWORD}, follow_redirects=False
+        )
         assert right.status_code == 429
 
 
 def test_a_burst_of_guesses_checks_at_most_the_limit(database: Database) -> None:
     """Attempts are counted before the password is checked, so simultaneous
     guesses cannot all pass the limit while none has been counted yet."""
-    limiter = LoginLimiter(account_limit=3, address_limit=1000)
+    limiter = LoginLimiter(account_limit=3, name_limit=3, address_limit=1000)
 
     def guess(number: int) -> bool:
         with database.session() as session:
@@ -237,29 +264,60 @@ def test_a_burst_of_guesses_checks_at_most_the_limit(database: Database) -> None
     # The refused ones were withdrawn: only the allowed ones still count against bob.
     with database.session() as session:
         counted = session.scalar(
-            select(func.count()).select_from(LoginFailure).where(LoginFailure.scope == "account")  # type: ignore[arg-type]
+            select(func.count()).select_from(LoginFailure).where(LoginFailure.scope == "name")  # type: ignore[arg-type]
         )
     assert counted == allowed.count(True)
 
 
-def test_sign_ins_in_flight_from_one_address_do_not_lock_it(database: Database) -> None:
-    """A class behind one NAT signing in at once: only failures count against the address."""
+def test_sign_ins_from_one_address_that_succeed_do_not_lock_it(database: Database) -> None:
+    """A class behind one NAT: each success withdraws its attempt before the next counts.
+
+    The route makes attempts a few at a time (app.accounts.passwords.gated), so
+    a whole class signing in at once gets in: tests/test_signin_burst.py.
+    """
     limiter = LoginLimiter(account_limit=5, address_limit=3)
-
-    def sign_in(number: int) -> float:
-        with database.session() as session:
+    with database.session() as session:
+        for number in range(12):
             attempt = limiter.attempt(session, name=f"learner{number}", address="10.0.0.1")
+            assert attempt.wait == 0
             limiter.succeeded(session, attempt)
-            return attempt.wait
-
-    assert all_at_once(12, sign_in) == [0.0] * 12
 
 
-def test_sign_out_ends_the_session(site: Site) -> None:
+def replay(site: Site, cookie: str) -> CSRFClient:
+    """Another browser holding a copy of ``cookie``, as one who stole it would."""
+    browser = site.browser()
+    browser.cookies.set(COOKIE, cookie)
+    return browser
+
+
+def test_a_cookie_kept_after_sign_out_reads_nothing(site: Site) -> None:
+    """Sessions live on the server: signing out ends the cookie, copies included."""
     browser = site.signed_in("bob")
-    response = browser.post("/logout", follow_redirects=False)
-    assert response.status_code == 303
-    assert browser.get("/account", follow_redirects=False).status_code == 303
+    kept = browser.cookies[COOKIE]
+    assert replay(site, kept).get("/stats").status_code == 200
+    assert browser.post("/logout", follow_redirects=False).status_code == 303
+    for path in ("/stats", "/progress", "/account"):
+        assert replay(site, kept).get(path, follow_redirects=False).status_code == 303
+
+
+def test_sign_out_everywhere_ends_every_session_of_the_user(site: Site) -> None:
+    here, elsewhere, ada = site.signed_in("bob"), site.signed_in("bob"), site.signed_in("ada")
+    page = BeautifulSoup(here.get("/account").text, "html.parser")
+    form = page.select_one("form#sign-out-everywhere")
+    assert form is not None and form.get_text(" ", strip=True) == "Sign out everywhere"
+    response = here.post(str(form["action"]), follow_redirects=False)
+    assert response.status_code == 303 and response.headers["location"] == "/login"
+    for browser in (here, elsewhere):
+        assert browser.get("/account", follow_redirects=False).status_code == 303
+    assert ada.get("/account").status_code == 200
+
+
+def test_a_disabled_user_stays_signed_out_when_enabled_again(site: Site) -> None:
+    admin, bob = site.signed_in("ada"), site.signed_in("bob")
+    kept = bob.cookies[COOKIE]
+    assert admin.post("/admin/users/bob/disabled", data={"disabled": "true"}).status_code == 200
+    assert admin.post("/admin/users/bob/disabled", data={"disabled": "false"}).status_code == 200
+    assert replay(site, kept).get("/account", follow_redirects=False).status_code == 303
 
 
 def test_changing_the_password_signs_out_other_sessions(site: Site) -> None:
@@ -328,6 +386,63 @@ def test_an_invite_link_works_once(site: Site) -> None:
     assert again.status_code == 404
 
 
+def invite_path(admin: CSRFClient) -> str:
+    page = admin.post("/admin/invites", data={})
+    link = BeautifulSoup(page.text, "html.parser").select_one("#invite-url")
+    assert link is not None
+    return link.get_text().removeprefix("http://testserver")
+
+
+def test_two_invites_accepted_at_once_with_one_name_make_one_user(site: Site) -> None:
+    """The unique name decides: the other gets 409, and their invite stays usable."""
+    admin = site.signed_in("ada")
+    paths = [invite_path(admin), invite_path(admin)]
+    guests = [site.browser(), site.browser()]
+    for guest in guests:
+        guest.csrf_token()  # each has a session before the race starts
+
+    def accept(n: int) -> tuple[int, str]:
+        form = {"name": "cy", "password": PASSWORD, "repeated": PASSWORD}
+        response = guests[n].post(paths[n], data=form, follow_redirects=False)
+        return response.status_code, error_of(response.text)
+
+    answers = all_at_once(2, accept)
+    assert sorted(answers) == [
+        (303, ""),
+        (409, "There is already a user called 'cy': pick another name."),
+    ]
+    loser = [status for status, _ in answers].index(409)
+    assert site.browser().get(paths[loser]).status_code == 200
+    other = {"name": "dee", "password": PASSWORD, "repeated": PASSWORD}
+    assert guests[loser].post(paths[loser], data=other, follow_redirects=False).status_code == 303
+
+
+@pytest.mark.parametrize("name", ["bo\x00b", "\x00"])
+def test_a_nul_in_a_sign_in_name_is_a_page_that_says_so(site: Site, name: str) -> None:
+    response = site.browser().post("/login", data={"name": name, "password": PASSWORD})
+    assert response.status_code == 422
+    assert "NUL" in response.text
+    admin = site.signed_in("ada")
+    path = "/admin/users/" + name.replace("\x00", "%00") + "/disabled"
+    refused = admin.post(path, data={"disabled": "true"})
+    assert refused.status_code in (404, 422)
+
+
+def test_invite_links_are_built_from_the_public_url_not_the_host_header(
+    accounts_settings: Settings,
+) -> None:
+    settings = accounts_settings.model_copy(update={"public_url": "https://quiz.example.org/"})
+    app = create_app(settings)
+    with CSRFClient(app, base_url="http://evil.example") as admin:
+        with app.state.db.session() as session:
+            accounts.create_user(
+                session, name="ada", password=PASSWORD, is_admin=True, now=accounts.now_utc()
+            )
+        admin.post("/login", data={"name": "ada", "password": PASSWORD})
+        link = invite_path(admin)
+    assert link.startswith("https://quiz.example.org/invite/")
+
+
 def test_each_user_sees_only_their_own_progress(site: Site) -> None:
     ada, bob = site.signed_in("ada"), site.signed_in("bob")
     ada.post("/cards/test-scaling/choice", data={"choice": "b"}, headers=HX)
@@ -354,6 +469,39 @@ def test_a_review_token_of_another_user_is_not_found(site: Site) -> None:
     ada_reviews = ada.get("/progress").json()["reviews"]
     assert [r["rating"] for r in ada_reviews] == [3]
     assert all(r["rating"] != 3 for r in bob.get("/progress").json()["reviews"])
+
+
+def review_form(client: CSRFClient, **params: str) -> dict[str, str]:
+    page = BeautifulSoup(client.get("/review", params=params).text, "html.parser")
+    return {
+        str(i["name"]): str(i.get("value", ""))
+        for i in page.select("form.answer-form input[type=hidden]")
+    }
+
+
+def test_a_practice_cursor_of_another_user_is_not_followed(site: Site) -> None:
+    """The cursor names a row by id: only the learner's own rows are looked up."""
+    ada, bob = site.signed_in("ada"), site.signed_in("bob")
+    for who, rating in ((bob, "1"), (ada, "4")):  # bob's item is due in minutes, ada's in days
+        graded = who.post("/review/grade", data={**review_form(who), "rating": rating}, headers=HX)
+        assert graded.status_code == 200
+    bobs_row = review_form(bob, mode="practice")["cursor"]
+    adas_row = review_form(ada, mode="practice")["cursor"]
+    assert bobs_row.startswith("r") and adas_row.startswith("r") and bobs_row != adas_row
+    # Following ada's row, bob would start after her due date and skip his own item.
+    assert review_form(bob, mode="practice", after=adas_row)["cursor"] == bobs_row
+
+
+def test_practice_looks_up_no_row_by_its_id_alone() -> None:
+    """``session.get(Model, id)`` names no user: every progress query must."""
+    practice = Path(__file__).parent.parent / "app" / "practice"
+    found = [
+        f"{path.name}:{number}"
+        for path in sorted(practice.glob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if "session.get(" in line
+    ]
+    assert found == []
 
 
 def quizlab(*args: str, data_dir: Path, stdin: str) -> subprocess.CompletedProcess[str]:
@@ -395,6 +543,27 @@ def test_switching_to_accounts_gives_local_progress_to_the_first_admin(settings:
         site = Site(app, CSRFClient(app))
         assert choices_of(site.signed_in("ada")) == [("test-scaling", "b")]
         assert choices_of(site.signed_in("bob")) == []
+
+
+@pytest.mark.parametrize(
+    ("password", "why"),
+    [
+        ("qwertyuiop", "one of the most common passwords"),
+        ("Password123", "one of the most common passwords"),
+        ("aaaaaaaaaaaa", "one character repeated"),
+    ],
+)
+def test_a_common_or_one_character_password_is_refused(site: Site, password: str, why: str) -> None:
+    """ASVS 2.1.7: passwords are checked against a list of common ones."""
+    here = site.signed_in("bob")
+    response = here.post(
+        "/account/password",
+        data={"current": PASSWORD, "new": password, "repeated": password},
+    )
+    assert response.status_code == 422
+    assert why in error_of(response.text)
+    with pytest.raises(accounts.AccountError, match=why):
+        accounts.check_password(password)
 
 
 def test_user_add_refuses_a_bad_name_or_short_password(tmp_path: Path) -> None:

@@ -16,17 +16,19 @@ from app.settings import PROJECT_ROOT
 APP = PROJECT_ROOT / "app"
 
 # What each part may import, besides itself. ``app`` is the top package
-# (``__version__``); ``settings`` is the web's one Settings class.
+# (``__version__``); ``settings`` is the web's one Settings class; ``safejson``
+# parses JSON from strangers within limits, for the web and the worker alike.
 ALLOWED: dict[str, set[str]] = {
     "demos": set(),
     "storage": set(),
     "content": {"demos"},
     "accounts": {"storage"},
-    "practice": {"content", "storage"},
+    "practice": {"content", "storage", "safejson"},
     "live": {"content", "demos"},
-    "worker": {"demos"},
+    "worker": {"demos", "safejson"},
     "export": {"content", "demos", "live", "storage"},
     "settings": set(),
+    "safejson": set(),
     "web": {
         "app",
         "accounts",
@@ -37,6 +39,7 @@ ALLOWED: dict[str, set[str]] = {
         "practice",
         "settings",
         "storage",
+        "safejson",
     },
     "cli": {
         "app",
@@ -48,6 +51,7 @@ ALLOWED: dict[str, set[str]] = {
         "practice",
         "settings",
         "storage",
+        "safejson",
         "web",
     },
     "__main__": {"cli"},

@@ -46,6 +46,8 @@ def test_learner_journey(page: Page, server: LiveServer, artifacts: Path) -> Non
     result = page.locator("#results ul.card-list li > a", has_text="scaling factor")
     expect(result).to_be_visible()
     assert "q=divide" in page.url  # the URL reflects the search, so it can be shared
+    # The fragment replaces the region whole: one #results, never one inside another.
+    expect(page.locator("[id=results]")).to_have_count(1)
     result.click()
     expect(page).to_have_url(server.url + f"/cards/{FIRST_CARD}")
 

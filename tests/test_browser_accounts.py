@@ -40,8 +40,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         yield live
 
 
-def sign_in(page: Page, password: str = PASSWORD) -> None:
-    page.get_by_label("Name").fill("ada")
+def sign_in(page: Page, password: str = PASSWORD, name: str = "ada") -> None:
+    page.get_by_label("Name").fill(name)
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Sign in").click()
 
@@ -97,3 +97,43 @@ def test_account_pages_have_no_accessibility_violations(
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0, f"users page scrolls sideways by {overflow}px"
     page.screenshot(path=artifacts / f"users-{name}.png", full_page=True)
+
+
+def test_a_cookie_copied_before_sign_out_is_signed_out_too(page: Page, server: LiveServer) -> None:
+    page.goto(server.url + "/login")
+    sign_in(page, name="bob")
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+    copied = page.context.cookies()
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Sign in")
+    page.context.clear_cookies()
+    page.context.add_cookies(copied)  # as one who copied the cookie would
+    page.goto(server.url + "/stats")
+    expect(page).to_have_url(server.url + "/login?next=%2Fstats")
+
+
+ATTACKER = "http://attacker.test/"
+ATTACK_PAGE = """<!doctype html><title>Win a prize</title>
+<form method="post" action="{target}"><input name="choice" value="a">
+<button type="submit">Claim</button></form>"""
+
+
+@pytest.mark.parametrize("target", ["/logout", "/cards/attention-scaling-factor/choice"])
+def test_a_form_on_another_site_cannot_sign_the_visitor_out(
+    page: Page, server: LiveServer, target: str
+) -> None:
+    page.goto(server.url + "/login")
+    sign_in(page, name="bob")
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+    page.route(
+        ATTACKER,
+        lambda route: route.fulfill(
+            content_type="text/html", body=ATTACK_PAGE.format(target=server.url + target)
+        ),
+    )
+    page.goto(ATTACKER)
+    page.get_by_role("button", name="Claim").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Not allowed")
+    page.goto(server.url + "/account")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Account")
+    page.get_by_role("button", name="Sign out", exact=True).click()

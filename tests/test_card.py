@@ -385,3 +385,16 @@ def test_key_points_are_one_plain_list(section: str, needle: str, message: str) 
     problem = only_problem(text)
     assert problem.message == message
     assert problem.line == text[: text.index(needle, text.index("## Key points"))].count("\n") + 1
+
+
+@pytest.mark.parametrize("field", ["question", "title"])
+def test_a_bad_formula_in_the_question_or_title_is_a_problem(field: str) -> None:
+    """Checked like a formula in the body: once, it only showed an error on the page."""
+    written = f"{field}: What is $\\frac{{1}}{{$ here?"
+    text = "\n".join(
+        written if line.startswith(f"{field}:") else line for line in GOOD_CARD.splitlines()
+    )
+    result = parse_card(text, PATH)
+    assert [str(p) for p in result.problems] == [
+        f"{PATH}:{line_of(text, written)}: unclosed '{{' in formula"
+    ]

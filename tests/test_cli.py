@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.cardtext import GOOD_CARD, OTHER_CARD, line_of
 
 
@@ -51,3 +53,33 @@ def test_help_texts_explain_each_option() -> None:
     assert "Address to listen on" in serve
     check = quizlab("check", "--help").stdout
     assert "Exit status: 0" in check
+
+
+def test_serve_reads_forwarded_headers_only_from_the_named_proxies(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Unset, no X-Forwarded-For is believed: uvicorn's own default trusts 127.0.0.1,
+    so anything on the machine could pick its address and dodge the sign-in limits."""
+    import uvicorn
+    from typer.testing import CliRunner
+
+    from app.cli.commands import cli
+    from app.settings import get_settings
+
+    ran: list[dict[str, object]] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: ran.append(options))
+    monkeypatch.setenv("QUIZLAB_WORKER_URL", "http://127.0.0.1:9")  # start no local worker
+    monkeypatch.setenv("QUIZLAB_DATA_DIR", str(tmp_path))
+    for trusted in ("", "10.0.0.5"):
+        if trusted:
+            monkeypatch.setenv("FORWARDED_ALLOW_IPS", trusted)
+        else:
+            monkeypatch.delenv("FORWARDED_ALLOW_IPS", raising=False)
+        get_settings.cache_clear()
+        result = CliRunner().invoke(cli, ["serve", "--no-reload-content"])
+        assert result.exit_code == 0, result.output
+    get_settings.cache_clear()
+    assert [(o["proxy_headers"], o.get("forwarded_allow_ips")) for o in ran] == [
+        (False, None),
+        (True, "10.0.0.5"),
+    ]

@@ -145,3 +145,51 @@ def test_an_upload_over_the_limit_is_refused_unread(
         "This file is too large: at most 1 MB here. "
         "Import a larger one with `quizlab progress import` on the server."
     )
+
+
+def test_a_refusal_never_sets_a_cookie(settings: Settings) -> None:
+    """A cross-site form arrives without the cookie (SameSite=Lax): answering it with a
+    fresh one would replace the visitor's own session, signing them out."""
+    with TestClient(create_app(settings)) as stranger:
+        for data in ({}, {"csrf_token": "x" * 43}):
+            response = stranger.post("/cards/test-scaling/reveal", data=data)
+            assert response.status_code == 403
+            assert "set-cookie" not in response.headers
+        assert "set-cookie" in stranger.get("/").headers  # a page still starts a session
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Sec-Fetch-Site": "same-site"},
+        {"Origin": "https://evil.example"},
+        {"Origin": "null"},
+        {"Origin": "http://testserver.evil.example"},
+        {"Sec-Fetch-Site": "same-origin", "Origin": "https://evil.example"},
+    ],
+)
+def test_a_post_from_another_site_is_refused_even_with_the_token(
+    bare: TestClient, headers: dict[str, str]
+) -> None:
+    """Origin and Sec-Fetch-Site: a second layer, should the token ever leak."""
+    sent = {**headers, "X-CSRF-Token": csrf_token_of(bare)}
+    response = bare.post("/cards/test-scaling/choice", data={"choice": "b"}, headers=sent)
+    assert response.status_code == 403
+    assert error_message(response.text) == csrf.CROSS_SITE
+    assert choices(bare) == []
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Sec-Fetch-Site": "same-origin", "Origin": "http://testserver"},
+        {"Sec-Fetch-Site": "none"},  # typed in or bookmarked: no page sent it
+        {"Origin": "http://testserver"},
+        {},  # an old browser or a script: the token alone decides
+    ],
+)
+def test_a_post_from_this_site_passes(bare: TestClient, headers: dict[str, str]) -> None:
+    sent = {**headers, "X-CSRF-Token": csrf_token_of(bare)}
+    response = bare.post("/cards/test-scaling/choice", data={"choice": "b"}, headers=sent)
+    assert response.status_code == 200

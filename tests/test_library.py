@@ -188,3 +188,57 @@ def test_duplicate_id_is_named_on_the_page_that_serves_the_other_file(
         page = client.get("/cards/test-scaling").text
     assert "duplicate id &#39;test-scaling&#39; (also in " in page
     assert "zz-copy.md:2): this page shows this file" in page
+
+
+# -- Text that looks like the renderer's own markers (#12 item 4) -------------
+
+FORGED = GOOD_CARD.replace(
+    "State it, derive it.",
+    "Written out: QZSLOTLIVE0QZ, QZSLOTDEMO7QZ and QZSLOTLIVE99QZ.\n\n"
+    "Measured: {live}`score_variance.variance(d_k=128, divisor=none) = 128 ± 5%`.",
+)
+
+
+def test_text_that_looks_like_a_slot_marker_is_only_text(content_dir: Path) -> None:
+    """Once, the renderer's markers written in a card raised KeyError (``quizlab check``
+    crashed, the server did not start) or turned the text into a live number."""
+    (content_dir / "testdeck" / "scaling.md").write_text(FORGED)
+    snapshot = Library(content_dir).load()
+    assert snapshot.all_problems() == []
+    examples = snapshot.cards["test-scaling"].sections["Quick scan"]
+    html = str(examples.html)
+    assert "QZSLOTLIVE0QZ, QZSLOTDEMO7QZ and QZSLOTLIVE99QZ" in html
+    assert "Measured: 128." in html  # the one real binding, its claim as written
+
+
+def test_the_server_starts_and_reloads_with_such_a_card(settings: Settings) -> None:
+    card = settings.content_dir / "testdeck" / "scaling.md"
+    card.write_text(FORGED)
+    with CSRFClient(create_app(settings)) as client:
+        page = client.get("/cards/test-scaling", params={"view": "scan"})
+        assert page.status_code == 200
+        assert "QZSLOTLIVE0QZ, QZSLOTDEMO7QZ" in page.text
+
+
+def test_one_card_that_breaks_the_parser_never_stops_the_others(
+    content_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug the checks did not foresee is that card's problem, not the whole load's."""
+    from app.content import library
+
+    parse = library.parse_card
+
+    def fragile(text: str, path: str) -> object:
+        if path.endswith("other.md"):
+            raise RecursionError("maximum recursion depth exceeded")
+        return parse(text, path)
+
+    monkeypatch.setattr(library, "parse_card", fragile)
+    snapshot = Library(content_dir).load()
+    assert sorted(snapshot.cards) == ["test-scaling"]
+    [problem] = [p for p in snapshot.all_problems() if p.path.endswith("other.md")]
+    assert problem.line == 1
+    assert problem.message == (
+        "this card could not be read (RecursionError: maximum recursion depth exceeded); "
+        "the other cards are served. Please report it with the file."
+    )

@@ -29,6 +29,7 @@ TABLES = {
     "interview_question",
     "interview_answer",
     "interview_grade",
+    "user_session",
 }
 
 
@@ -157,5 +158,21 @@ def test_sqlite_runs_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
             assert connection.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
             assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
             assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 1000
+    finally:
+        db.dispose()
+
+
+def test_a_new_sqlite_file_is_readable_by_its_owner_only(tmp_path: Path) -> None:
+    """Progress and password hashes: mode 0600, like the secret key, whatever the umask."""
+    path = tmp_path / "data" / "quizlab.sqlite3"
+    db = Database(f"sqlite:///{path}")
+    try:
+        db.upgrade()
+        with db.engine.connect() as connection:  # the WAL files exist while it is open
+            connection.exec_driver_sql("SELECT 1")
+            files = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+            assert {f.name: oct(f.stat().st_mode & 0o777) for f in files} == {
+                f.name: "0o600" for f in files
+            }
     finally:
         db.dispose()

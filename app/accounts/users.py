@@ -1,7 +1,7 @@
 """Accounts: users who sign in with a password, admins, invite links.
 
 Used when ``QUIZLAB_AUTH=accounts``. Passwords are hashed with Argon2id
-(argon2-cffi's defaults, RFC 9106's low-memory profile); the database keeps
+(:mod:`app.accounts.passwords`, which also bounds how many run at once); the database keeps
 only the hash. An invite link's token is kept as its SHA-256, so the table
 never holds a usable link.
 
@@ -17,15 +17,15 @@ with a message that says what to fix.
 import hashlib
 import re
 import secrets
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlmodel import col
 
+from app.accounts import passwords
+from app.accounts.sessions import revoke_all
 from app.storage.database import LOCAL_USER
 from app.storage.models import Invite, User
 
@@ -34,9 +34,8 @@ MAX_PASSWORD = 1024
 INVITE_DAYS = 7
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{1,39}$")
 
-_hasher = PasswordHasher()
 # Verified when the name is unknown, so a wrong name costs as long as a wrong password.
-_DUMMY_HASH = _hasher.hash(secrets.token_urlsafe(16))
+_DUMMY_HASH = passwords.hash_password(secrets.token_urlsafe(16))
 
 
 class AccountError(ValueError):
@@ -47,22 +46,8 @@ class NameTaken(AccountError):
     pass
 
 
-@dataclass(frozen=True)
-class Account:
-    """A signed-in user as a request sees them."""
-
-    id: int
-    name: str
-    is_admin: bool
-
-
 def hash_password(password: str) -> str:
-    return _hasher.hash(password)
-
-
-def stamp(password_hash: str | None) -> str:
-    """A short digest of the hash: stored in the session, it changes with the password."""
-    return hashlib.sha256((password_hash or "").encode()).hexdigest()[:16]
+    return passwords.hash_password(password)
 
 
 def check_name(name: str) -> str:
@@ -84,6 +69,12 @@ def check_password(password: str, repeated: str | None = None) -> str:
         raise AccountError(f"A password has at least {MIN_PASSWORD} characters.")
     if len(password) > MAX_PASSWORD:
         raise AccountError(f"A password has at most {MAX_PASSWORD} characters.")
+    if len(set(password)) == 1:
+        raise AccountError("A password of one character repeated is guessed at once: pick another.")
+    if passwords.is_common(password):
+        raise AccountError(
+            "This is one of the most common passwords, which are guessed first: pick another."
+        )
     return password
 
 
@@ -110,7 +101,7 @@ def create_user(
     user.password_hash = hash_password(password)
     user.is_admin = is_admin
     user.disabled = False
-    session.commit()
+    _commit_new_name(session, name)
     return user
 
 
@@ -141,55 +132,40 @@ def authenticate(session: Session, *, name: str, password: str) -> User | None:
     user = _by_name(session, name.strip().lower()[:100])
     password = password[:MAX_PASSWORD]
     stored = user.password_hash if user is not None and user.password_hash else _DUMMY_HASH
-    try:
-        _hasher.verify(stored, password)
-        ok = stored is not _DUMMY_HASH
-    except (VerificationError, InvalidHashError):
-        ok = False
+    ok = passwords.verify(stored, password) and stored is not _DUMMY_HASH
     if not ok or user is None or user.disabled:
         return None
-    if _hasher.check_needs_rehash(stored):
+    if passwords.needs_rehash(stored):
         user.password_hash = hash_password(password)
         session.commit()
     return user
 
 
-def active_account(session: Session, *, user_id: int, session_stamp: str) -> Account | None:
-    """The account a session names, if it is enabled and its password has not changed since."""
-    user = session.get(User, user_id)
-    if user is None or user.disabled or user.password_hash is None:
-        return None
-    if not secrets.compare_digest(stamp(user.password_hash), session_stamp):
-        return None
-    assert user.id is not None
-    return Account(id=user.id, name=user.name, is_admin=user.is_admin)
-
-
 def change_password(
     session: Session, *, user_id: int, current: str, new: str, repeated: str
-) -> str:
-    """Set a new password after checking the current one; returns the new session stamp."""
+) -> None:
+    """Set a new password after checking the current one, and end every session of the user."""
     user = session.get(User, user_id)
     if user is None or user.password_hash is None:
         raise AccountError("This account has no password to change.")
-    try:
-        _hasher.verify(user.password_hash, current)
-    except (VerificationError, InvalidHashError):
-        raise AccountError("The current password is wrong: nothing was changed.") from None
+    if not passwords.verify(user.password_hash, current):
+        raise AccountError("The current password is wrong: nothing was changed.")
     check_password(new, repeated)
     user.password_hash = hash_password(new)
+    revoke_all(session, user_id)
     session.commit()
-    return stamp(user.password_hash)
 
 
 def set_disabled(session: Session, *, name: str, disabled: bool, by: int) -> User:
-    """Disable or enable a user; a disabled user's sessions end at their next request."""
+    """Disable or enable a user; disabling ends every session they have."""
     user = _by_name(session, name)
     if user is None or user.password_hash is None:
         raise LookupError(f"There is no user called '{name}'.")
     if user.id == by and disabled:
         raise AccountError("You cannot disable your own account: ask another admin.")
     user.disabled = disabled
+    if disabled and user.id is not None:
+        revoke_all(session, user.id)
     session.commit()
     return user
 
@@ -256,8 +232,22 @@ def accept_invite(
         is_admin=invite.is_admin,
     )
     session.add(user)
-    session.commit()
+    _commit_new_name(session, name)
     return user
+
+
+def _commit_new_name(session: Session, name: str) -> None:
+    """Commit a user with a new ``name``; :class:`NameTaken` if another took it meanwhile.
+
+    Two people may pick the same name at the same moment: both pass the check
+    above, and the unique key lets one commit. The other's whole transaction
+    rolls back, so their invite stays unused.
+    """
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise NameTaken(f"There is already a user called '{name}': pick another name.") from None
 
 
 def now_utc() -> datetime:

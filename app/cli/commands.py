@@ -1,5 +1,6 @@
 """The `quizlab` command: serve the site, check cards, run the demo worker."""
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -7,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from app.cli.export import export_cli
+from app.cli.proxy import proxy_options
 from app.settings import get_settings
 
 if TYPE_CHECKING:
@@ -73,7 +75,12 @@ def serve(
             local = None
     try:
         uvicorn.run(
-            create_app(settings), host=host, port=port, log_level="info", access_log=access_log
+            create_app(settings),
+            host=host,
+            port=port,
+            log_level="info",
+            access_log=access_log,
+            **proxy_options(os.environ),
         )
     finally:
         if local is not None:

@@ -138,7 +138,7 @@ class Library:
             return
         result = self._disk.get(key) if self._disk is not None else None
         if result is None:
-            result = parse_card(text, shown)
+            result = _parse_alone(text, shown)
             if self._disk is not None:
                 self._disk.put(key, result)
         self._parsed[path] = (shown, key, result)
@@ -266,6 +266,24 @@ def _duplicate(card: Card, other: Card, problems: dict[str, list[Problem]]) -> N
     problems.setdefault(card.path, []).append(Problem(card.path, card.id_line, message))
     message = f"duplicate id '{card.id}' (also in {card.path}:{card.id_line}): this page shows this file"
     problems.setdefault(other.path, []).append(Problem(other.path, other.id_line, message))
+
+
+def _parse_alone(text: str, shown: str) -> ParseResult:
+    """:func:`parse_card`, with any error it did not foresee kept to this one card.
+
+    It returns problems for bad input and should never raise; should a bug make
+    it raise anyway, the other cards still load, and this one is a problem to
+    report rather than a crash of ``quizlab check``, start-up or a reload.
+    """
+    try:
+        return parse_card(text, shown)
+    except Exception as exc:  # a bug, about one file: logged, kept to that file
+        logger.exception("parsing %s failed", shown)
+        message = (
+            f"this card could not be read ({type(exc).__name__}: {exc}); "
+            "the other cards are served. Please report it with the file."
+        )
+        return ParseResult(None, [Problem(shown, 1, message)])
 
 
 def display_path(path: Path) -> str:

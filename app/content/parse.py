@@ -36,6 +36,7 @@ from app.content.entries import (
     render_red_flags,
     written_keys,
 )
+from app.content.formula import FormulaError, to_mathml
 from app.content.frontmatter import FrontMatter, check_fields, split_front_matter
 from app.content.keypoints import check_key_points
 from app.content.mistakes import fence_left_open, find_mistakes
@@ -73,6 +74,8 @@ def parse_card(text: str, path: str) -> ParseResult:
     if front is None:
         return ParseResult(None, problems)
     fields = check_fields(front, problems)
+    if fields is not None:
+        problems.extend(_formula_problems(front, fields))
     body = _parse_body(text, front.body_start, path, problems)
     if fields is None or any(not p.warning for p in problems):
         return ParseResult(None, problems, front.written_id, draft=_draft(text, front, body))
@@ -157,6 +160,18 @@ def _parse_body(text: str, body_start: int, path: str, problems: list[Problem]) 
     return _Body(
         env, found, by_name, split.notes, key_points, follow_ups, red_flags, multiple_choice
     )
+
+
+def _formula_problems(front: FrontMatter, fields: dict[str, Any]) -> Iterator[Problem]:
+    """Formulas in the title and question, checked as the body's are (walk, in sections)."""
+    for name in ("title", "question"):
+        for token in MARKDOWN.parseInline(fields[name]):
+            for child in token.children or []:
+                if child.type in ("math_inline", "math_inline_double"):
+                    try:
+                        to_mathml(child.content, display=child.type == "math_inline_double")
+                    except FormulaError as exc:
+                        yield Problem(front.path, front.line_of(name), str(exc))
 
 
 def _placeholders(text: str, path: str) -> Iterator[Problem]:

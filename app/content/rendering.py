@@ -7,6 +7,7 @@ allow-list of tags and attributes, so no script, event handler,
 """
 
 import re
+import secrets
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -163,8 +164,15 @@ def _render_link_open(
 
 
 # Stand-ins for live numbers and embedded demos: plain words that survive the
-# sanitiser, swapped for the parts of a :class:`Rich` afterwards.
-_SLOT = re.compile(r"QZSLOT(LIVE|DEMO)(\d+)QZ")
+# sanitiser, swapped for the parts of a :class:`Rich` afterwards. Each holds a
+# random nonce made when the process starts, so no card text can write one:
+# a fixed word, written in a card, once raised KeyError or became a live number.
+_NONCE = secrets.token_hex(12)
+_SLOT = re.compile(rf"QZSLOT{_NONCE}(LIVE|DEMO)(\d+)QZ")
+
+
+def _slot(kind: str, index: object) -> str:
+    return f"QZSLOT{_NONCE}{kind}{index}QZ"
 
 
 def _render_live_number(
@@ -172,7 +180,7 @@ def _render_live_number(
 ) -> str:
     token = tokens[idx]
     if "index" in token.meta:
-        return f"QZSLOTLIVE{token.meta['index']}QZ"
+        return _slot("LIVE", token.meta["index"])
     # In a title or option there is no room for a badge: show the claim as written.
     binding = parse_binding(token.content, 0)
     return str(escape(binding.claim_text or token.content))
@@ -183,7 +191,7 @@ def _render_fence(
 ) -> str:
     token = tokens[idx]
     if is_demo_fence(token.info):
-        return f"QZSLOTDEMO{token.meta['index']}QZ" if "index" in token.meta else ""
+        return _slot("DEMO", token.meta["index"]) if "index" in token.meta else ""
     return self.fence(tokens, idx, options, env)
 
 

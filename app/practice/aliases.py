@@ -69,7 +69,11 @@ def _move_items(session: Session, old: str, new: str) -> int:
 def _move_totals(session: Session, old: str, new: str) -> int:
     rows = session.scalars(select(CardActivity).where(col(CardActivity.card_id) == old)).all()
     for row in rows:
-        target = session.get(CardActivity, (row.user_id, new))
+        target = session.scalar(
+            select(CardActivity).where(
+                col(CardActivity.user_id) == row.user_id, col(CardActivity.card_id) == new
+            )
+        )
         if target is None:
             session.add(
                 CardActivity(

@@ -14,6 +14,10 @@ class UnknownItem(ReviewError):
     pass
 
 
+class BadCursor(ReviewError):
+    """A practice cursor (``after``) that names no row: forged, or cut short."""
+
+
 class ReviewConflict(ReviewError):
     """The grade was not recorded because of what happened since the item was shown."""
 

@@ -14,28 +14,53 @@ import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
+from app import safejson
 from app.content.card import Choice
 from app.content.library import Snapshot
 from app.practice import activity
 from app.practice.activity import Learner
 from app.practice.aliases import adopt_aliases
+from app.practice.grading import MAX_ANSWER_LENGTH, MAX_DURATION_MS
 from app.practice.interview.records import ExportedRound, add_rounds, export_rounds
 from app.practice.queue import forget_archived
 from app.practice.scheduling import Scheduler
 from app.practice.stored import rebuild_schedule
 from app.storage.models import ChoiceAttempt, ReviewLog
+from app.storage.values import storable_text
 
 FORMAT = "quizlab-progress"
 VERSION = 1
 _ID = r"^[a-z0-9][a-z0-9-]{0,79}$"
 _UID = r"^[0-9a-f]{32}$"
 _BATCH = 1_000
+MAX_DEPTH = 32  # an export nests 3 levels deep; a file nested far deeper is no export
+# Reviews happen in this era; outside it a date is no review, and near year 1
+# or 9999 converting it to UTC, or scheduling from it, would overflow.
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+LATEST = datetime(2100, 1, 1, tzinfo=UTC)
+
+
+def _in_era(at: datetime) -> datetime:
+    if not EARLIEST <= at < LATEST:
+        raise ValueError(f"a date from {EARLIEST.year} to {LATEST.year - 1}, not {at.isoformat()}")
+    return at
+
+
+def _at_most_an_hour(duration_ms: int) -> int:
+    # As when grading (app.practice.grading): longer is a tab left open. It also
+    # keeps a SQLite export importable into PostgreSQL's 32-bit column.
+    return min(duration_ms, MAX_DURATION_MS)
+
+
+Text = Annotated[str, AfterValidator(storable_text)]
+When = Annotated[AwareDatetime, AfterValidator(_in_era)]
+Duration = Annotated[int, Field(ge=0), AfterValidator(_at_most_an_hour)]
 
 
 def record_choice(
@@ -68,9 +93,9 @@ class ExportedReview(BaseModel):
     card_id: str = Field(pattern=_ID)
     follow_up: str = Field(default="", pattern=r"^([a-z0-9][a-z0-9-]{0,79})?$")
     rating: int = Field(ge=1, le=4)
-    answer: str = ""
-    duration_ms: int = Field(default=0, ge=0)
-    reviewed_at: AwareDatetime
+    answer: Text = Field(default="", max_length=MAX_ANSWER_LENGTH)
+    duration_ms: Duration = 0
+    reviewed_at: When
     practice: bool = False
 
 
@@ -80,9 +105,9 @@ class ExportedChoice(BaseModel):
     uid: str = Field(pattern=_UID)
     card_id: str = Field(pattern=_ID)
     choice: str = Field(min_length=1, max_length=8)
-    choice_text: str = ""
+    choice_text: Text = Field(default="", max_length=MAX_ANSWER_LENGTH)
     correct: bool
-    attempted_at: AwareDatetime
+    attempted_at: When
 
 
 class ProgressFile(BaseModel):
@@ -166,9 +191,9 @@ def export(session: Session, user_id: int, *, now: datetime | None = None) -> It
 def parse(text: str | bytes) -> ProgressFile:
     """Check an export's text; :class:`ProgressFileError` names what is wrong and where."""
     try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ProgressFileError(f"not JSON: {exc}") from exc
+        data: Any = safejson.loads(text, max_depth=MAX_DEPTH)
+    except safejson.BadJSON as exc:
+        raise ProgressFileError(str(exc)) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ProgressFileError(f'not a Quizlab progress export: expected "format": "{FORMAT}"')
     if data.get("version") != VERSION:

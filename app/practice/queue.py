@@ -24,10 +24,12 @@ from sqlmodel import col
 from app.content.card import Card
 from app.content.library import Snapshot
 from app.practice.activity import Learner
+from app.practice.errors import BadCursor
 from app.practice.items import Item, card_items, content_index, find_item, item_key
 from app.practice.scheduling import Schedule
 from app.practice.stored import schedule_of
 from app.storage.models import ReviewItem
+from app.storage.values import MAX_INTEGER, whole_number
 
 _WALK = 20  # rows fetched at a time while skipping archived items
 _CHECK = 200  # cards checked at a time for items never reviewed
@@ -265,6 +267,28 @@ def next_item(
     return None, status
 
 
+def _practised(session: Session, user_id: int, after: str) -> tuple[datetime, int] | None:
+    """Where a practice walk of reviewed items goes on from: the (due, id) of ``r<id>``.
+
+    Only the learner's own rows are looked up: another learner's id, or a row
+    a rebuild removed, starts the walk from the beginning.
+    """
+    if not after:
+        return None
+    number = whole_number(after[1:]) if after.startswith("r") else None
+    if number is None:
+        raise BadCursor(
+            f"after must be 'r' and a review item's number (up to {MAX_INTEGER}), or 'n' "
+            f"and an item key, not '{after}': start again from the review page."
+        )
+    due = session.scalar(
+        select(col(ReviewItem.due)).where(
+            col(ReviewItem.id) == number, col(ReviewItem.user_id) == user_id
+        )
+    )
+    return (due, number) if due is not None else None
+
+
 def next_practice(
     session: Session,
     learner: Learner,
@@ -281,11 +305,7 @@ def next_practice(
     """
     if not after.startswith("n"):
         conditions = live_filter(session, learner.user_id, snapshot, deck)
-        bound: tuple[datetime, int] | None = None
-        if after.startswith("r") and after[1:].isdigit():
-            previous = session.get(ReviewItem, int(after[1:]))
-            if previous is not None and previous.id is not None:
-                bound = (previous.due, previous.id)
+        bound = _practised(session, learner.user_id, after)
         row = _first_live(session, snapshot, conditions, after=bound)
         if row is not None:
             item = find_item(snapshot, item_key(row.card_id, row.follow_up))

@@ -6,6 +6,7 @@ only ever changed by the Alembic migrations in ``app/storage/migrations``, appli
 :meth:`Database.upgrade` at start-up and by ``quizlab db upgrade``.
 """
 
+import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -16,14 +17,14 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Engine, create_engine, event, select
+from sqlalchemy import Connection, Engine, create_engine, event, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.dml import Insert
 from sqlmodel import col
 
-from app.storage.models import User
+from app.storage.models import LoginFailure, User
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 LOCAL_USER = "local"
@@ -43,12 +44,28 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _create_private(path: Path) -> None:
+    """Create an empty SQLite file readable by its owner only (0600), if there is none.
+
+    SQLite would create it with the umask's mode (often 0644), and it holds
+    everyone's progress and password hashes. Its -wal and -shm files take the
+    same mode from it.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return
+    os.close(descriptor)
+    os.chmod(path, 0o600)  # the umask may have taken bits away, never added: this is exact
+
+
 def make_engine(url: str) -> Engine:
     """An engine for ``url``; for a SQLite file, creates its folder and sets the pragmas."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            _create_private(Path(parsed.database))
         # Sessions move between FastAPI's worker threads, one thread at a time.
         engine = create_engine(url, connect_args={"check_same_thread": False})
         event.listen(engine, "connect", _sqlite_pragmas)
@@ -120,6 +137,14 @@ class Database:
                 assert user_id is not None
                 self._local_user_id = user_id
         return self._local_user_id
+
+    def probe_write(self) -> None:
+        """Write a row and roll it back; raises SQLAlchemyError when storage refuses writes."""
+        with self.engine.connect() as connection, connection.begin() as transaction:
+            connection.execute(
+                insert(LoginFailure).values(scope="probe", key="", at=datetime.now(UTC))
+            )
+            transaction.rollback()
 
     def dispose(self) -> None:
         self.engine.dispose()

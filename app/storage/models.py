@@ -21,6 +21,8 @@ Tables, by the question each answers:
   were held, what each asked, and when each question was asked and answered.
   :class:`InterviewAnswer` (every save of a typed answer) and
   :class:`InterviewGrade` (how the learner graded it) are append-only.
+- :class:`Invite`, :class:`UserSession`, :class:`LoginFailure`: accounts mode's
+  invite links, signed-in browsers and sign-in limits.
 - :class:`DemoResult`: what did a live demo compute? A cache shared by web
   replicas; not progress.
 
@@ -110,6 +112,22 @@ class Invite(SQLModel, table=True):
     created_at: datetime = Field(sa_type=UTCDateTime)
     expires_at: datetime = Field(sa_type=UTCDateTime)
     used_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class UserSession(SQLModel, table=True):
+    """One signed-in browser (accounts mode); deleting the row signs it out (app.accounts.sessions).
+
+    The cookie holds a random token; this row its SHA-256, so a stolen
+    database holds no usable session.
+    """
+
+    __tablename__ = "user_session"
+
+    id: int | None = Field(default=None, primary_key=True)
+    token_hash: str = Field(sa_type=String(64), unique=True)
+    user_id: int = Field(foreign_key="app_user.id", index=True)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    expires_at: datetime = Field(sa_type=UTCDateTime, index=True)
 
 
 class ReviewItem(SQLModel, table=True):

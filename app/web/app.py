@@ -20,9 +20,11 @@ from app.storage.results import DatabaseResultStore
 from app.web import errors
 from app.web.middleware.auth import AccountMiddleware
 from app.web.middleware.csrf import CSRFMiddleware
+from app.web.middleware.failures import FailureMiddleware
 from app.web.middleware.outbound import OutboundMiddleware
 from app.web.middleware.sessions import SessionMiddleware
 from app.web.pagecache import PageCache
+from app.web.responses import every_route
 from app.web.routes import (
     accounts,
     cards,
@@ -33,6 +35,7 @@ from app.web.routes import (
     live,
     progress,
     review,
+    signin,
     stats,
 )
 from app.web.secret import session_secret
@@ -64,6 +67,36 @@ def _reloaded(database: Database) -> Callable[[Snapshot], None]:
         asyncio.get_running_loop().run_in_executor(None, _adopt_aliases, database, snapshot)
 
     return after
+
+
+def _add_middleware(app: FastAPI, settings: Settings) -> None:
+    """The middleware stack, innermost first (docs/security.md explains the order)."""
+    # Added innermost first: the session is read, then the CSRF token checked,
+    # then (accounts mode) the signed-in account looked up (docs/security.md).
+    app.add_middleware(cards.CachedCardPages)  # innermost: a cached page skips routing
+    if settings.auth == "accounts":
+        app.add_middleware(AccountMiddleware)
+    app.add_middleware(CSRFMiddleware)
+    app.add_middleware(SessionMiddleware, secret=session_secret(settings))
+    # Inside the headers, outside the rest: every failure is a page with headers.
+    app.add_middleware(FailureMiddleware)
+    # Outermost: HEAD for every GET route, security headers, gzip.
+    app.add_middleware(OutboundMiddleware, minimum_size=500)
+
+
+def _include_routers(app: FastAPI, settings: Settings) -> None:
+    app.include_router(cards.router)  # first: the busiest page is matched first
+    app.include_router(health.router)
+    app.include_router(home.router)
+    app.include_router(decks.router)
+    app.include_router(live.router)
+    app.include_router(review.router)
+    app.include_router(interview.router)
+    app.include_router(stats.router)
+    app.include_router(progress.router)
+    if settings.auth == "accounts":
+        app.include_router(signin.router)
+        app.include_router(accounts.router)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -113,30 +146,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await client.aclose()
             await asyncio.to_thread(database.dispose)
 
-    app = FastAPI(title="Quizlab", lifespan=lifespan, docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="Quizlab",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        # What any route may answer, documented once (schemathesis checks it).
+        responses=every_route(accounts=settings.auth == "accounts"),
+    )
     app.state.settings = settings
     app.state.page_cache = PageCache()
     app.state.login_limiter = LoginLimiter()
-    # Added innermost first: the session is read, then the CSRF token checked,
-    # then (accounts mode) the signed-in account looked up (docs/security.md).
-    app.add_middleware(cards.CachedCardPages)  # innermost: a cached page skips routing
-    if settings.auth == "accounts":
-        app.add_middleware(AccountMiddleware)
-    app.add_middleware(CSRFMiddleware)
-    app.add_middleware(SessionMiddleware, secret=session_secret(settings))
-    # Outermost: HEAD for every GET route, security headers, gzip.
-    app.add_middleware(OutboundMiddleware, minimum_size=500)
+    # Origins whose forms are this site's besides the request's own (app.web.middleware.csrf).
+    origin = settings.public_origin
+    app.state.trusted_origins = frozenset({origin} if origin else ())
+    _add_middleware(app, settings)
     errors.install(app)
     app.mount("/static", CachedStaticFiles(directory=STATIC_DIR), name="static")
-    app.include_router(cards.router)  # first: the busiest page is matched first
-    app.include_router(health.router)
-    app.include_router(home.router)
-    app.include_router(decks.router)
-    app.include_router(live.router)
-    app.include_router(review.router)
-    app.include_router(interview.router)
-    app.include_router(stats.router)
-    app.include_router(progress.router)
-    if settings.auth == "accounts":
-        app.include_router(accounts.router)
+    _include_routers(app, settings)
     return app

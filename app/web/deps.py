@@ -14,7 +14,7 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request
 from sqlalchemy.orm import Session
 
-from app.accounts.users import Account
+from app.accounts.sessions import Account
 from app.content.card import Card
 from app.content.library import Library, Snapshot
 from app.live.results import LiveResults

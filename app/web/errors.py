@@ -4,10 +4,10 @@ Every error a browser can meet renders the error page (or its htmx fragment)
 through :func:`error_page`: HTTP exceptions raised by routes, forms FastAPI
 cannot read, the domain errors in :data:`STATUS_OF`, refusals in middleware
 (CSRF, sign-in; they call :func:`error_page` themselves, since they run
-outside FastAPI's exception handling), and an unexpected crash (500).
+outside FastAPI's exception handling), and any other failure, answered by
+:mod:`app.web.middleware.failures` (503 when the database is gone, 507 when
+storage is full, 500 for a crash).
 """
-
-import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -26,8 +26,6 @@ from app.practice.errors import (
 from app.practice.progress import ProgressFileError
 from app.web.render import render
 
-logger = logging.getLogger(__name__)
-
 TITLES = {
     400: "Bad request",
     401: "Sign in first",
@@ -41,6 +39,7 @@ TITLES = {
     429: "Too many attempts",
     500: "Something went wrong",
     503: "Try again in a moment",
+    507: "Storage full",
 }
 
 # Domain errors → HTTP status, most specific first: the one table routes and
@@ -106,18 +105,11 @@ async def domain_error_handler(request: Request, exc: Exception) -> Response:
     return error_page(request, status_of(exc), str(exc).rstrip(".") + ".")
 
 
-async def crash_handler(request: Request, exc: Exception) -> Response:
-    """An unexpected error: logged with its traceback, and a page that says so (500)."""
-    logger.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-    return error_page(
-        request, 500, "The server hit an error it did not expect. It is logged; try again."
-    )
-
-
 def install(app: FastAPI) -> None:
     """Register every handler above on ``app``."""
     app.add_exception_handler(StarletteHTTPException, http_exception_handler)
     app.add_exception_handler(RequestValidationError, validation_exception_handler)
     for kind, _status in STATUS_OF:
         app.add_exception_handler(kind, domain_error_handler)
-    app.add_exception_handler(Exception, crash_handler)
+    # Anything else (a crash, the database gone) is answered by
+    # app.web.middleware.failures, outside the other middleware.

@@ -12,14 +12,15 @@ Errors:
     404 ``{"detail": "unknown demo 'x': the demos are ...", "demos": [...]}``.
     422 ``{"detail": [{"param": "d_k", "message": "d_k must be an integer
     between 1 and 4096, got 5000"}, ...]}``, one entry per bad parameter
-    (``param`` is null when the body itself is not a JSON object).
+    (``param`` is null when the body itself is not a JSON object, nests more
+    than 8 levels, holds a number of more than 30 digits or is not UTF-8).
+    413, in the same shape, for a body larger than 64 KiB.
     503 ``{"detail": "..."}`` with ``Retry-After`` when the queue is full.
 
 Run it with ``uvicorn --factory app.worker.api:create_worker_app``.
 """
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -30,6 +31,7 @@ from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
+from app import safejson
 from app.demos.params import InvalidParams, ParamProblem
 from app.demos.spec import DemoInfo
 from app.worker.demo import DemoResult
@@ -45,6 +47,9 @@ except PackageNotFoundError:  # run from a source tree that was never installed
     VERSION = "0+unknown"
 
 router = APIRouter()
+
+MAX_BODY_BYTES = 65_536  # a demo's parameters are a few numbers
+MAX_DEPTH = 8  # they are a flat object; a little room for what a client wraps them in
 
 
 def get_runner(request: Request) -> DemoRunner:
@@ -77,7 +82,32 @@ class UnknownDemoAnswer(BaseModel):
     demos: list[str]
 
 
+class ProblemAnswer(BaseModel):
+    """One bad parameter: its name (null for the body as a whole) and what is wrong."""
+
+    param: str | None
+    message: str
+
+
+class InvalidParamsAnswer(BaseModel):
+    """The 422 (and 413) of a run: one entry per problem, not FastAPI's validation shape."""
+
+    detail: list[ProblemAnswer]
+
+
+class BusyAnswer(BaseModel):
+    """The 503 when the queue is full; ``Retry-After`` says when to ask again."""
+
+    detail: str
+
+
 UNKNOWN_DEMO = {404: {"model": UnknownDemoAnswer, "description": "No demo has this name."}}
+RUN_ANSWERS = {
+    **UNKNOWN_DEMO,
+    413: {"model": InvalidParamsAnswer, "description": "The body is larger than 64 KiB."},
+    422: {"model": InvalidParamsAnswer, "description": "A parameter or the body is invalid."},
+    503: {"model": BusyAnswer, "description": "The queue is full: try again (Retry-After)."},
+}
 
 
 @router.get("/demos/{name}", responses=UNKNOWN_DEMO)  # type: ignore[arg-type]
@@ -87,6 +117,7 @@ async def describe_demo(name: str) -> DemoInfo:
 
 @router.post(
     "/demos/{name}",
+    responses=RUN_ANSWERS,  # type: ignore[arg-type]
     openapi_extra={
         "requestBody": {
             "required": False,
@@ -100,17 +131,27 @@ async def run_demo(name: str, request: Request, runner: RunnerDep) -> DemoResult
     return await runner.run(demo, params)
 
 
+class BodyTooLarge(InvalidParams):
+    """A body past :data:`MAX_BODY_BYTES`: answered 413, in the shape of a 422."""
+
+
 async def _json_body(request: Request) -> object:
     # Read the body by hand rather than declaring a Body(): the params model
     # depends on the path, and a bad body must get the same 422 shape as a
-    # bad parameter.
-    body = await request.body()
+    # bad parameter. Read only as far as the limit: parameters are a few
+    # numbers, so a larger body is refused before it fills memory.
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            too_large = f"the body is larger than {MAX_BODY_BYTES} bytes: send only the parameters"
+            raise BodyTooLarge([ParamProblem(None, too_large)])
     if not body.strip():
         return {}
     try:
-        return json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise InvalidParams([ParamProblem(None, f"the body is not valid JSON: {error}")]) from None
+        return safejson.loads(body, max_depth=MAX_DEPTH)
+    except safejson.BadJSON as error:
+        raise InvalidParams([ParamProblem(None, f"the body is {error}")]) from None
 
 
 async def _unknown_demo(request: Request, error: Exception) -> JSONResponse:
@@ -119,7 +160,8 @@ async def _unknown_demo(request: Request, error: Exception) -> JSONResponse:
 
 async def _invalid_params(request: Request, error: Exception) -> JSONResponse:
     problems = error.problems if isinstance(error, InvalidParams) else []
-    return JSONResponse({"detail": [problem.as_json() for problem in problems]}, status_code=422)
+    status = 413 if isinstance(error, BodyTooLarge) else 422
+    return JSONResponse({"detail": [problem.as_json() for problem in problems]}, status_code=status)
 
 
 async def _busy(request: Request, error: Exception) -> JSONResponse:

@@ -154,6 +154,28 @@ def test_body_that_is_not_a_json_object_is_422(client: TestClient, body: bytes) 
     assert problem["param"] is None
 
 
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"cap": ' + b"9" * 5000 + b"}", "a number longer than 30 digits"),
+        (b'{"cap": ' + b"[" * 10_000 + b"}", "nested more than 8 levels deep"),
+        (b'{"cap": "\xff"}', "not UTF-8"),
+        (b'{"cap": "' + b"x" * 70_000 + b'"}', "larger than 65536 bytes"),
+    ],
+)
+def test_a_hostile_body_is_422_and_the_next_request_is_served(
+    client: TestClient, body: bytes, message: str
+) -> None:
+    response = client.post(
+        "/demos/softcap", content=body, headers={"content-type": "application/json"}
+    )
+    assert response.status_code in (413, 422)
+    [problem] = response.json()["detail"]
+    assert problem["param"] is None
+    assert message in problem["message"]
+    assert client.post("/demos/softcap", json={"cap": 30}).status_code == 200
+
+
 class BusyRunner:
     """A runner whose queue is always full."""
 

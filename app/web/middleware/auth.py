@@ -1,22 +1,27 @@
 """Who is asking: the signed-in account in accounts mode, checked on every request.
 
 In ``QUIZLAB_AUTH=accounts`` every path but the sign-in page, invite links,
-static files and the health check needs a signed-in, enabled account whose
-password has not changed since the session began. A page request without one
-is sent to the sign-in page; anything else gets 401. The account is put in
-``request.state.account`` for :func:`app.web.routes.progress.get_learner`.
+static files and the health check needs a signed-in, enabled account. The
+cookie's session is looked up on the server every time
+(:mod:`app.accounts.sessions`), so a session ended by signing out, signing
+out everywhere, a password change or disabling the user ends here at once,
+copies of the cookie included. A page request without one is sent to the
+sign-in page; anything else gets 401. The account is put in
+``request.state.account`` for :func:`app.web.deps.get_learner`.
 
 In ``none`` mode this middleware is not installed: everything is the local
 user's, as before accounts existed.
 """
 
+from datetime import UTC, datetime
 from urllib.parse import quote
 
 import anyio.to_thread
 from starlette.responses import RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.accounts import users as accounts
+from app.accounts import sessions
+from app.accounts.sessions import Account
 from app.storage.database import Database
 from app.web.middleware.csrf import refusal
 from app.web.middleware.sessions import session_of
@@ -26,9 +31,9 @@ UNCHECKED_PREFIXES = ("/static/", "/healthz")
 ACCOUNT_KEY = "account"
 
 
-def _lookup(database: Database, user_id: int, stamp: str) -> accounts.Account | None:
+def _lookup(database: Database, token: str) -> Account | None:
     with database.session() as session:
-        return accounts.active_account(session, user_id=user_id, session_stamp=stamp)
+        return sessions.account_of(session, token, now=datetime.now(UTC))
 
 
 class AccountMiddleware:
@@ -45,13 +50,11 @@ class AccountMiddleware:
             return
         session = session_of(scope)
         account = None
-        user_id = session.get("u")
-        if isinstance(user_id, int):
+        token = session.signed_in
+        if token is not None:
             database: Database = scope["app"].state.db
-            account = await anyio.to_thread.run_sync(
-                _lookup, database, user_id, str(session.get("s", ""))
-            )
-            if account is None:  # disabled, password changed, or removed
+            account = await anyio.to_thread.run_sync(_lookup, database, token)
+            if account is None:  # signed out elsewhere, expired, disabled, or removed
                 session.sign_out()
         scope.setdefault("state", {})[ACCOUNT_KEY] = account
         if account is not None or path.startswith(PUBLIC_PREFIXES):

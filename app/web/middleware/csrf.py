@@ -9,6 +9,13 @@ and a file upload sends it as its first part.
 A POST, PUT, PATCH or DELETE whose token does not match gets 403 and reaches
 no route, so nothing is stored.
 
+A second layer, should a token ever leak: browsers say where a request comes
+from. An unsafe request whose ``Sec-Fetch-Site`` is neither ``same-origin``
+nor ``none`` (typed in, a bookmark), or whose ``Origin`` is not this site's
+(the request's own scheme and ``Host``, or ``QUIZLAB_PUBLIC_URL``), is refused
+too, token or not. A request with neither header (an old browser, a script)
+is judged by its token alone.
+
 Cached pages (the card page, :mod:`app.web.pagecache`) are rendered with
 :data:`PLACEHOLDER` in place of the token; :func:`personalise` swaps in the
 session's token on the way out, so the cache never holds anyone's token.
@@ -39,6 +46,11 @@ MAX_FORM_BYTES = 1_000_000
 MAX_UPLOAD_BYTES = 16_000_000
 FIRST_PART_BYTES = 16_384
 MESSAGE = "This form has expired or did not come from this site: reload the page and send it again."
+CROSS_SITE = (
+    "This request came from another site, so it was refused: open Quizlab itself "
+    "and send the form from there."
+)
+_SAME = (b"same-origin", b"none")
 
 
 def token_for_render(scope: Scope) -> str:
@@ -52,6 +64,19 @@ def token_for_render(scope: Scope) -> str:
 def personalise(body: bytes, scope: Scope) -> bytes:
     """A cached page with the session's token in place of :data:`PLACEHOLDER`."""
     return body.replace(PLACEHOLDER.encode(), session_of(scope).csrf.encode())
+
+
+def _from_elsewhere(scope: Scope, headers: dict[bytes, bytes]) -> bool:
+    """Whether the browser says the request was sent by a page of another origin."""
+    site = headers.get(b"sec-fetch-site")
+    if site is not None and site not in _SAME:
+        return True
+    origin = headers.get(b"origin")
+    if origin is None:
+        return False
+    own = f"{scope.get('scheme', 'http')}://{headers.get(b'host', b'').decode('latin-1')}"
+    trusted: frozenset[str] = getattr(scope["app"].state, "trusted_origins", frozenset())
+    return origin.decode("latin-1") not in {own, *trusted}
 
 
 def _matches(sent: str | None, expected: str) -> bool:
@@ -85,6 +110,9 @@ class CSRFMiddleware:
             return
         expected = session_of(scope).csrf
         headers = dict(scope["headers"])
+        if _from_elsewhere(scope, headers):
+            await refusal(scope, 403, CROSS_SITE)(scope, receive, send)
+            return
         header = headers.get(HEADER)
         if header is not None:
             if _matches(header.decode("latin-1"), expected):

@@ -3,17 +3,26 @@
 The cookie holds ``base64(json).signature``, an HMAC-SHA256 of the payload
 under the server's secret key (``app.web.secret.session_secret``): the browser can
 read nothing it could not already know and change nothing without the key.
-It is HttpOnly (scripts never see it), SameSite=Lax, and Secure whenever the
-request came over HTTPS (``scope["scheme"]``, which uvicorn's proxy-headers
-support sets from ``X-Forwarded-Proto`` behind a trusted proxy).
+It is HttpOnly (scripts never see it) and SameSite=Lax. Over HTTPS
+(``scope["scheme"]``, which uvicorn's proxy-headers support sets from
+``X-Forwarded-Proto`` behind a trusted proxy) it is Secure and named
+``__Host-quizlab_session``: browsers take a cookie of that name only over
+HTTPS, for this host alone and the whole site, so neither a page served over
+plain HTTP nor a sibling subdomain can plant one. Under a path prefix
+(``root_path``) the prefix is ``__Secure-``, which allows a narrower path.
 
-Every visitor gets a session on their first response, even signed out: the
-CSRF token lives in it (see :mod:`app.web.middleware.csrf`). The payload:
+Every visitor gets a session on their first page, even signed out: the CSRF
+token lives in it (see :mod:`app.web.middleware.csrf`). A session is only
+ever started by a safe request (GET, HEAD): a POST that arrives without a
+valid cookie (a form on another site, which SameSite=Lax sends without it)
+is refused, and its answer must not replace the cookie the browser holds,
+which would sign the visitor out. The payload:
 
 - ``c``: the CSRF token;
-- ``u``: the signed-in user's id (accounts mode), absent when signed out;
-- ``s``: a stamp of that user's password hash, so changing the password ends
-  every other session;
+- ``i``: the signed-in session's token (accounts mode), absent when signed
+  out. The server keeps its hash (app.accounts.sessions) and looks it up on
+  every request, so signing out, signing out everywhere, a password change or
+  disabling the user end the session even in a copy of the cookie;
 - ``t``: when the session was made (seconds), to expire it after
   :data:`MAX_AGE`.
 """
@@ -50,10 +59,16 @@ class Session(dict[str, Any]):
         token: str = self["c"]
         return token
 
-    def sign_in(self, user_id: int, stamp: str) -> None:
-        """A fresh session for ``user_id``: a new token too, so one seen before sign-in is dead."""
+    @property
+    def signed_in(self) -> str | None:
+        """The token of the server-side session this cookie names, if signed in."""
+        token = self.get("i")
+        return token if isinstance(token, str) else None
+
+    def sign_in(self, token: str) -> None:
+        """Name the server-side session ``token``; a new CSRF token too, so one seen before dies."""
         self.clear()
-        self.update(c=new_token(), u=user_id, s=stamp, t=int(time.time()))
+        self.update(c=new_token(), i=token, t=int(time.time()))
         self.modified = True
 
     def sign_out(self) -> None:
@@ -97,7 +112,14 @@ class Signer:
         return Session(payload)
 
 
-def _cookie_value(scope: Scope) -> str | None:
+def cookie_name(scope: Scope) -> str:
+    """The cookie's name for this request: prefixed over HTTPS (see the module)."""
+    if scope.get("scheme") != "https":
+        return COOKIE
+    return f"__Secure-{COOKIE}" if scope.get("root_path") else f"__Host-{COOKIE}"
+
+
+def _cookie_value(scope: Scope, cookie: str) -> str | None:
     for name, value in scope["headers"]:
         if name == b"cookie":
             jar: SimpleCookie = SimpleCookie()
@@ -105,10 +127,16 @@ def _cookie_value(scope: Scope) -> str | None:
                 jar.load(value.decode("latin-1"))
             except Exception:  # a malformed Cookie header is the same as none
                 return None
-            morsel = jar.get(COOKIE)
+            morsel = jar.get(cookie)
             if morsel is not None:
                 return morsel.value
     return None
+
+
+def _set_cookie(scope: Scope, name: str, value: str) -> str:
+    secure = "; Secure" if scope.get("scheme") == "https" else ""
+    path = scope.get("root_path", "") or "/"
+    return f"{name}={value}; Path={path}; Max-Age={MAX_AGE}; HttpOnly; SameSite=Lax{secure}"
 
 
 def session_of(scope: Scope) -> Session:
@@ -128,11 +156,14 @@ class SessionMiddleware:
             await self.app(scope, receive, send)
             return
         now = time.time()
-        cookie = _cookie_value(scope)
+        name = cookie_name(scope)
+        cookie = _cookie_value(scope, name)
         session = self.signer.loads(cookie, now=now) if cookie else None
+        # Only a safe request starts a session (see the module docstring).
+        may_start = scope["method"] in ("GET", "HEAD")
         if session is None:
             session = Session(c=new_token(), t=int(now))
-            session.modified = True
+            session.modified = may_start
         scope[SESSION_KEY] = session
 
         async def send_with_cookie(message: Message) -> None:
@@ -147,14 +178,7 @@ class SessionMiddleware:
             # Pages carry the session's CSRF token: no shared cache may keep them.
             headers["Cache-Control"] = "private, no-cache"
             if session.modified:
-                secure = "; Secure" if scope.get("scheme") == "https" else ""
-                root = scope.get("root_path", "") or "/"
-                value = self.signer.dumps(session)
-                headers.append(
-                    "set-cookie",
-                    f"{COOKIE}={value}; Path={root}; Max-Age={MAX_AGE}; HttpOnly; "
-                    f"SameSite=Lax{secure}",
-                )
+                headers.append("set-cookie", _set_cookie(scope, name, self.signer.dumps(session)))
             await send(message)
 
         await self.app(scope, receive, send_with_cookie)

@@ -1,121 +1,71 @@
-"""Sign in and out, change password, and the admin's users and invites (accounts mode only).
+"""The account page (change the password) and the admin's users and invites (accounts mode).
 
-The handlers are plain ``def``: Argon2 takes tens of milliseconds of CPU, so
-FastAPI runs them in its thread pool, off the event loop.
+Signing in and out and accepting an invite are in :mod:`app.web.routes.signin`.
+Changing the password hashes it, so it runs through
+:func:`app.accounts.passwords.gated` like a sign-in.
 """
 
-import time
+from functools import partial
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi import APIRouter, Form, HTTPException, Path, Request
+from fastapi.responses import HTMLResponse
 
+from app.accounts import passwords, sessions
 from app.accounts import users as accounts
-from app.accounts.limits import LoginLimiter
-from app.accounts.users import Account, AccountError, NameTaken
-from app.web.deps import AccountDep, AdminDep, SessionDep
-from app.web.middleware.auth import ACCOUNT_KEY
+from app.accounts.sessions import Account
+from app.accounts.users import AccountError
+from app.storage.database import Database
+from app.web.deps import AccountDep, AdminDep, DatabaseDep, SessionDep
+from app.web.fields import StoredText
 from app.web.middleware.sessions import session_of
-from app.web.templating import templates
+from app.web.responses import UNSAFE, pages
+from app.web.routes.signin import page
 
 router = APIRouter()
-
-WRONG = "Wrong name or password: check both and try again."
-# Every refused sign-in takes at least this long, whatever the reason, so the
-# time taken tells nothing about which names exist.
-MIN_REFUSAL_SECONDS = 0.25
-
-
-def _safe_next(target: str) -> str:
-    """A path on this site to return to after sign-in; anything else goes home."""
-    if target.startswith("/") and not target.startswith(("//", "/\\")):
-        return target
-    return "/"
-
-
-def _page(
-    request: Request, name: str, context: dict[str, Any], status_code: int = 200
-) -> HTMLResponse:
-    return templates.TemplateResponse(request, name, context, status_code=status_code)
-
-
-@router.get("/login", response_class=HTMLResponse, name="login")
-async def login_page(
-    request: Request, next: Annotated[str, Query(max_length=2000)] = "/"
-) -> Response:
-    if getattr(request.state, ACCOUNT_KEY, None) is not None:
-        return RedirectResponse(_safe_next(next), status_code=303)
-    context = {"next": _safe_next(next), "name": "", "error": None, "signed_out": True}
-    return _page(request, "login.html", context)
-
-
-@router.post("/login", response_class=HTMLResponse)
-def login(
-    request: Request,
-    session: SessionDep,
-    name: Annotated[str, Form(max_length=100)] = "",
-    password: Annotated[str, Form(max_length=accounts.MAX_PASSWORD)] = "",
-    next: Annotated[str, Form(max_length=2000)] = "/",
-) -> Response:
-    started = time.monotonic()
-    limiter: LoginLimiter = request.app.state.login_limiter
-    key = name.strip().lower()
-    address = request.client.host if request.client else "unknown"
-    context = {"next": _safe_next(next), "name": name, "signed_out": True}
-    attempt = limiter.attempt(session, name=key, address=address)
-    if attempt.wait > 0:
-        minutes = max(1, round(attempt.wait / 60))
-        context["error"] = (
-            f"Too many failed sign-ins for this name or from this address: "
-            f"wait {minutes} minute{'s' if minutes != 1 else ''} and try again."
-        )
-        return _page(request, "login.html", context, status_code=429)
-    user = accounts.authenticate(session, name=key, password=password)
-    if user is None:
-        limiter.failed(session, attempt)
-        # Sync handler in the thread pool: sleeping here does not block the event loop.
-        time.sleep(max(0.0, MIN_REFUSAL_SECONDS - (time.monotonic() - started)))
-        context["error"] = WRONG
-        return _page(request, "login.html", context, status_code=401)
-    limiter.succeeded(session, attempt)
-    assert user.id is not None
-    session_of(request.scope).sign_in(user.id, accounts.stamp(user.password_hash))
-    return RedirectResponse(_safe_next(next), status_code=303)
-
-
-@router.post("/logout", name="logout")
-async def logout(request: Request) -> Response:
-    session_of(request.scope).sign_out()
-    return RedirectResponse(request.url_for("login").path, status_code=303)
 
 
 @router.get("/account", response_class=HTMLResponse, name="account")
 async def account_page(request: Request, account: AccountDep) -> HTMLResponse:
     context = {"account": account, "error": None, "message": None}
-    return _page(request, "account.html", context)
+    return page(request, "account.html", context)
 
 
-@router.post("/account/password", response_class=HTMLResponse, name="change_password")
-def change_password(
+def _change(database: Database, user_id: int, *, current: str, new: str, repeated: str) -> str:
+    """Change the password (every session of the user ends) and start this browser's anew."""
+    with database.session() as session:
+        accounts.change_password(
+            session, user_id=user_id, current=current, new=new, repeated=repeated
+        )
+        return sessions.start(session, user_id=user_id, now=accounts.now_utc())
+
+
+@router.post(
+    "/account/password",
+    response_class=HTMLResponse,
+    name="change_password",
+    responses=UNSAFE,
+)
+async def change_password(
     request: Request,
-    session: SessionDep,
+    database: DatabaseDep,
     account: AccountDep,
     current: Annotated[str, Form(max_length=accounts.MAX_PASSWORD)] = "",
     new: Annotated[str, Form(max_length=accounts.MAX_PASSWORD)] = "",
     repeated: Annotated[str, Form(max_length=accounts.MAX_PASSWORD)] = "",
 ) -> HTMLResponse:
     context: dict[str, Any] = {"account": account, "error": None, "message": None}
+    change = partial(_change, database, account.id, current=current, new=new, repeated=repeated)
     try:
-        new_stamp = accounts.change_password(
-            session, user_id=account.id, current=current, new=new, repeated=repeated
-        )
+        token = await passwords.gated(change)
+    except passwords.Busy as busy:
+        return page(request, "account.html", context, busy=busy)
     except AccountError as error:
         context["error"] = str(error)
-        return _page(request, "account.html", context, status_code=422)
-    # This session stays signed in; every other one ends (its stamp no longer matches).
-    session_of(request.scope).sign_in(account.id, new_stamp)
+        return page(request, "account.html", context, status_code=422)
+    session_of(request.scope).sign_in(token)
     context["message"] = "Password changed. Other sessions are signed out."
-    return _page(request, "account.html", context)
+    return page(request, "account.html", context)
 
 
 def _users_page(
@@ -133,15 +83,21 @@ def _users_page(
         "invite_url": invite_url,
         "error": error,
     }
-    return _page(request, "users.html", context, status_code=status_code)
+    return page(request, "users.html", context, status_code=status_code)
 
 
-@router.get("/admin/users", response_class=HTMLResponse, name="users")
+@router.get("/admin/users", response_class=HTMLResponse, name="users", responses=pages(403))
 def users_page(request: Request, session: SessionDep, admin: AdminDep) -> HTMLResponse:
     return _users_page(request, session, admin)
 
 
-@router.post("/admin/invites", response_class=HTMLResponse, name="invites")
+@router.post(
+    "/admin/invites",
+    response_class=HTMLResponse,
+    name="invites",
+    status_code=201,
+    responses=UNSAFE,
+)
 def make_invite(
     request: Request,
     session: SessionDep,
@@ -149,16 +105,30 @@ def make_invite(
     is_admin: Annotated[bool, Form()] = False,
 ) -> HTMLResponse:
     token = accounts.create_invite(session, by=admin.id, is_admin=is_admin, now=accounts.now_utc())
-    url = str(request.url_for("invite", token=token))
-    return _users_page(request, session, admin, invite_url=url, status_code=201)
+    return _users_page(
+        request, session, admin, invite_url=_invite_url(request, token), status_code=201
+    )
 
 
-@router.post("/admin/users/{name}/disabled", response_class=HTMLResponse, name="user_disabled")
+def _invite_url(request: Request, token: str) -> str:
+    """The link to send: on ``QUIZLAB_PUBLIC_URL`` when set, never on a forged ``Host``."""
+    public: str | None = request.app.state.settings.public_url
+    if public is None:  # documented: without it, the address the admin used
+        return str(request.url_for("invite", token=token))
+    return public.rstrip("/") + str(request.app.url_path_for("invite", token=token))
+
+
+@router.post(
+    "/admin/users/{name}/disabled",
+    response_class=HTMLResponse,
+    name="user_disabled",
+    responses=pages(404, 409) | UNSAFE,
+)
 def set_disabled(
     request: Request,
     session: SessionDep,
     admin: AdminDep,
-    name: str,
+    name: Annotated[StoredText, Path(max_length=100)],
     disabled: Annotated[bool, Form()],
 ) -> HTMLResponse:
     try:
@@ -168,50 +138,3 @@ def set_disabled(
     except AccountError as error:
         return _users_page(request, session, admin, error=str(error), status_code=409)
     return _users_page(request, session, admin)
-
-
-@router.get("/invite/{token}", response_class=HTMLResponse, name="invite")
-def invite_page(request: Request, session: SessionDep, token: str) -> HTMLResponse:
-    try:
-        invite = accounts.open_invite(session, token, now=accounts.now_utc())
-    except LookupError as error:
-        raise HTTPException(404, str(error)) from None
-    context = {
-        "token": token,
-        "name": "",
-        "error": None,
-        "is_admin": invite.is_admin,
-        "signed_out": True,
-    }
-    return _page(request, "invite.html", context)
-
-
-@router.post("/invite/{token}", response_class=HTMLResponse)
-def accept_invite(
-    request: Request,
-    session: SessionDep,
-    token: str,
-    name: Annotated[str, Form(max_length=100)] = "",
-    password: Annotated[str, Form(max_length=accounts.MAX_PASSWORD)] = "",
-    repeated: Annotated[str, Form(max_length=accounts.MAX_PASSWORD)] = "",
-) -> Response:
-    try:
-        user = accounts.accept_invite(
-            session, token, name=name, password=password, repeated=repeated, now=accounts.now_utc()
-        )
-    except LookupError as error:
-        raise HTTPException(404, str(error)) from None
-    except AccountError as error:
-        invite = accounts.open_invite(session, token, now=accounts.now_utc())
-        context = {
-            "token": token,
-            "name": name,
-            "error": str(error),
-            "is_admin": invite.is_admin,
-            "signed_out": True,
-        }
-        status = 409 if isinstance(error, NameTaken) else 422
-        return _page(request, "invite.html", context, status_code=status)
-    assert user.id is not None
-    session_of(request.scope).sign_in(user.id, accounts.stamp(user.password_hash))
-    return RedirectResponse(request.url_for("home").path, status_code=303)

@@ -20,6 +20,7 @@ from app.web.middleware import csrf
 from app.web.middleware.sessions import session_of
 from app.web.pagecache import Page, PageCache
 from app.web.render import render
+from app.web.responses import UNSAFE, pages
 from app.web.templating import templates
 
 router = APIRouter()
@@ -256,7 +257,12 @@ def _send(page: Page, scope: Scope) -> Response:
 router.add_route("/cards/{card_id}", card_page, methods=["GET"], name="card")
 
 
-@router.post("/cards/{card_id}/reveal", response_class=HTMLResponse, name="reveal")
+@router.post(
+    "/cards/{card_id}/reveal",
+    response_class=HTMLResponse,
+    name="reveal",
+    responses=pages(404) | UNSAFE,
+)
 async def reveal(
     request: Request,
     card: CardDep,
@@ -278,7 +284,12 @@ async def reveal(
     return render(request, "card.html", context)
 
 
-@router.post("/cards/{card_id}/choice", response_class=HTMLResponse, name="choice")
+@router.post(
+    "/cards/{card_id}/choice",
+    response_class=HTMLResponse,
+    name="choice",
+    responses=pages(404) | UNSAFE,
+)
 async def choose(
     request: Request,
     card: CardDep,
@@ -319,7 +330,12 @@ async def choose(
     return render(request, "card.html", context)
 
 
-@router.get("/cards/{card_id}/preview", response_class=HTMLResponse, name="card_preview")
+@router.get(
+    "/cards/{card_id}/preview",
+    response_class=HTMLResponse,
+    name="card_preview",
+    responses=pages(204, 404),
+)
 async def card_preview(
     request: Request,
     card: CardDep,

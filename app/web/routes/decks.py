@@ -10,6 +10,7 @@ from app.export import deck_package
 from app.settings import Settings
 from app.storage.results import DatabaseResultStore
 from app.web.deps import SnapshotDep
+from app.web.responses import pages
 from app.web.templating import templates
 
 router = APIRouter()
@@ -25,7 +26,9 @@ def _deck(snapshot: Snapshot, deck_name: str) -> Deck:
 
 
 # Declared before /decks/{deck_name}, which would otherwise take "attention.apkg" as a name.
-@router.get("/decks/{deck_name}.apkg", response_class=FileResponse, name="deck_apkg")
+@router.get(
+    "/decks/{deck_name}.apkg", response_class=FileResponse, name="deck_apkg", responses=pages(404)
+)
 async def deck_apkg(request: Request, deck_name: str, snapshot: SnapshotDep) -> FileResponse:
     """The deck for Anki, built on first request and kept until a card or live number changes."""
     found = _deck(snapshot, deck_name)
@@ -39,7 +42,7 @@ async def deck_apkg(request: Request, deck_name: str, snapshot: SnapshotDep) -> 
     return FileResponse(path, media_type=APKG_MEDIA_TYPE, filename=f"quizlab-{found.name}.apkg")
 
 
-@router.get("/decks/{deck_name}", response_class=HTMLResponse, name="deck")
+@router.get("/decks/{deck_name}", response_class=HTMLResponse, name="deck", responses=pages(404))
 async def deck(request: Request, deck_name: str, snapshot: SnapshotDep) -> HTMLResponse:
     found = _deck(snapshot, deck_name)
     return templates.TemplateResponse(request, "deck.html", {"deck": found})

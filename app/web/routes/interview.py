@@ -22,9 +22,12 @@ from app.content.library import Snapshot
 from app.practice import deck_names, interview
 from app.practice.activity import Learner
 from app.practice.errors import InterviewError, RoundConflict
+from app.storage.values import storable_text
 from app.web.deps import HtmxDep, LearnerDep, SchedulerDep, SessionDep, SnapshotDep
 from app.web.errors import status_of
+from app.web.fields import StoredText
 from app.web.render import render
+from app.web.responses import UNSAFE, pages
 
 router = APIRouter()
 
@@ -40,7 +43,7 @@ def _round_url(request: Request, uid: str) -> str:
     return root + str(request.app.url_path_for("interview_round", uid=uid))
 
 
-@router.get("/interview", response_class=HTMLResponse, name="interview")
+@router.get("/interview", response_class=HTMLResponse, name="interview", responses=pages(409))
 def start_page(
     request: Request, session: SessionDep, learner: LearnerDep, snapshot: SnapshotDep
 ) -> HTMLResponse:
@@ -76,7 +79,7 @@ class StartFields(BaseModel):
     mix: str = Field("mixed", max_length=16)
 
 
-@router.post("/interview", name="interview_start")
+@router.post("/interview", name="interview_start", responses=pages(303, 404, 409) | UNSAFE)
 def start(
     request: Request,
     session: SessionDep,
@@ -89,7 +92,7 @@ def start(
         decks=() if weakest else tuple(dict.fromkeys(sent.deck)),
         weakest=weakest,
         mix=sent.mix,
-        minutes=int(sent.minutes) if sent.minutes.isdigit() else 0,
+        minutes=_small_number(sent.minutes) or 0,
     )
     try:
         uid = interview.start(session, learner, snapshot, wanted, now=_now())
@@ -100,7 +103,12 @@ def start(
     return RedirectResponse(_round_url(request, uid), status_code=303)
 
 
-@router.get("/interview/{uid}", response_class=HTMLResponse, name="interview_round")
+@router.get(
+    "/interview/{uid}",
+    response_class=HTMLResponse,
+    name="interview_round",
+    responses=pages(404, 409),
+)
 def round_page(
     request: Request, uid: str, session: SessionDep, learner: LearnerDep, snapshot: SnapshotDep
 ) -> HTMLResponse:
@@ -151,20 +159,37 @@ class AnswerFields(BaseModel):
     position: str = Field("", max_length=6)
     # No cap here: the domain refuses an answer over the limit with a message that
     # names it (the CSRF middleware caps the whole form at 1 MB).
-    answer: str = ""
+    answer: StoredText = ""
     action: str = Field("save", max_length=8)  # save, next or finish
 
 
 AnswerDep = Annotated[AnswerFields, Form()]
 
 
+def _small_number(text: str) -> int | None:
+    """ASCII digits below 10,000 as an int, else None.
+
+    ``str.isdigit`` accepts '²' and other digits ``int()`` refuses, and a long
+    number would overflow the database's integer columns.
+    """
+    if text.isascii() and text.isdigit() and len(text) <= 4:
+        return int(text)
+    return None
+
+
 def _position(sent: AnswerFields) -> int:
-    if not sent.position.isdigit():
+    position = _small_number(sent.position)
+    if position is None:
         raise InterviewError(f"position must be a question number, not '{sent.position}'.")
-    return int(sent.position)
+    return position
 
 
-@router.post("/interview/{uid}/draft", response_class=HTMLResponse, name="interview_draft")
+@router.post(
+    "/interview/{uid}/draft",
+    response_class=HTMLResponse,
+    name="interview_draft",
+    responses=pages(404, 409) | UNSAFE,
+)
 def save_draft(
     request: Request,
     uid: str,
@@ -190,7 +215,9 @@ def save_draft(
     return render(request, "_interview_saved.html", context)
 
 
-@router.post("/interview/{uid}/answer", name="interview_answer")
+@router.post(
+    "/interview/{uid}/answer", name="interview_answer", responses=pages(303, 404, 409) | UNSAFE
+)
 def answer(
     request: Request,
     uid: str,
@@ -237,17 +264,23 @@ async def grading_marks(request: Request) -> dict[int, interview.Marks]:
     coverage: dict[int, int] = {}
     for name, value in form.multi_items():
         kind, _, number = name.partition("-")
-        if kind not in ("points", "flags", "coverage") or not number.isdigit():
+        position = _small_number(number)
+        if kind not in ("points", "flags", "coverage") or position is None:
             continue
-        position, text = int(number), str(value)
+        text = str(value)
         if kind == "flags":
-            flags.setdefault(position, set()).add(text[:80])
-        elif not text.isdigit():
+            try:
+                flags.setdefault(position, set()).add(storable_text(text[:80]))
+            except ValueError as exc:
+                raise InterviewError(f"{name}: {exc}.") from None
+            continue
+        mark = _small_number(text)
+        if mark is None:
             raise InterviewError(f"{name} must be a number, not '{text[:20]}'.")
-        elif kind == "points":
-            points.setdefault(position, set()).add(int(text))
+        if kind == "points":
+            points.setdefault(position, set()).add(mark)
         else:
-            coverage[position] = int(text)
+            coverage[position] = mark
     return {
         position: interview.Marks(
             frozenset(points.get(position, ())),
@@ -258,7 +291,9 @@ async def grading_marks(request: Request) -> dict[int, interview.Marks]:
     }
 
 
-@router.post("/interview/{uid}/grade", name="interview_grade")
+@router.post(
+    "/interview/{uid}/grade", name="interview_grade", responses=pages(303, 404, 409) | UNSAFE
+)
 def grade(
     request: Request,
     uid: str,

@@ -13,6 +13,7 @@ from app.live.client import WorkerError, WorkerRejected
 from app.live.results import DemoView, demo_view
 from app.web.deps import CardDep, HtmxDep, LiveDep, SnapshotDep
 from app.web.render import render
+from app.web.responses import pages
 from app.web.templating import templates
 
 router = APIRouter()
@@ -22,7 +23,9 @@ _CARD_SLOT = re.compile(r"^demo-(?P<card>[a-z0-9-]+)-[0-9]+$")  # livecheck.demo
 RESERVED = {"_slot"}
 
 
-@router.get("/cards/{card_id}/live", response_class=HTMLResponse, name="card_live")
+@router.get(
+    "/cards/{card_id}/live", response_class=HTMLResponse, name="card_live", responses=pages(404)
+)
 async def card_live(request: Request, card: CardDep, live: LiveDep) -> HTMLResponse:
     """Every live number of a card, run through the worker when not cached (htmx OOB swaps)."""
     measurements = await live.check(card)
@@ -37,22 +40,20 @@ def _card_of(snapshot: Snapshot, slot: str) -> Card | None:
     return snapshot.cards.get(found["card"]) if found else None
 
 
-@router.get("/demos/{demo_name}", response_class=HTMLResponse, name="demo")
+@router.get("/demos/{demo_name}", response_class=HTMLResponse, name="demo", responses=pages(404))
 async def demo(
     request: Request,
     demo_name: str,
     live: LiveDep,
     htmx: HtmxDep,
     snapshot: SnapshotDep,
-    slot: Annotated[str, Query(alias="_slot", max_length=120)] = "demo",
+    slot: Annotated[str, Query(alias="_slot", pattern=_SLOT.pattern)] = "demo",
 ) -> HTMLResponse:
     """One demo with the parameters in the query string.
 
     Over htmx: the result if it is ready, else a status fragment that asks
     again shortly while the worker computes. As a full page: waits for it.
     """
-    if not _SLOT.match(slot):
-        raise HTTPException(422, "_slot must be lowercase letters, digits and '-'.")
     given = {k: v for k, v in request.query_params.items() if k not in RESERVED}
     try:
         view = demo_view(live, demo_name, dict(given), slot)
@@ -65,9 +66,7 @@ async def demo(
             "error_field": error.problems[0].param,
             "card": _card_of(snapshot, slot),
         }
-        return render(
-            request, "demo.html", refusal, fragment="_demo_result.html", status_code=422
-        )
+        return render(request, "demo.html", refusal, fragment="_demo_result.html", status_code=422)
     except UnknownDemo:
         known = ", ".join(CATALOG)
         raise HTTPException(

@@ -22,14 +22,17 @@ from app.practice import Due, Graded, Item, ReviewError
 from app.practice.activity import Learner
 from app.practice.scheduling import Rating
 from app.settings import Settings
+from app.storage.values import MAX_INTEGER, storable_text, whole_number
 from app.web.deps import HtmxDep, LearnerDep, LiveDep, SchedulerDep, SessionDep, SnapshotDep
 from app.web.errors import status_of
 from app.web.render import render
+from app.web.responses import UNSAFE, pages
 from app.web.templating import templates
 
 router = APIRouter()
 
 Mode = Literal["due", "practice"]
+MAX_SHOWN_MS = 10**15  # when a form was shown, in ms: the year 33658 is far enough
 
 
 class BadForm(ReviewError):
@@ -124,7 +127,7 @@ def _render(
     return render(request, "review.html", context, fragment="_review.html", status_code=status_code)
 
 
-@router.get("/review", response_class=HTMLResponse, name="review")
+@router.get("/review", response_class=HTMLResponse, name="review", responses=pages(404))
 def review_page(
     request: Request,
     session: SessionDep,
@@ -182,13 +185,26 @@ class _Form:
         if sent.mode not in ("due", "practice"):
             raise BadForm(f"mode must be 'due' or 'practice', not '{sent.mode}'.")
         self.mode: Mode = "practice" if sent.mode == "practice" else "due"
-        if not sent.version.isdigit():
-            raise BadForm(f"version must be a whole number, not '{sent.version}': reload the page.")
-        self.version = int(sent.version)
+        version = whole_number(sent.version)
+        if version is None:
+            raise BadForm(
+                f"version must be a whole number from 0 to {MAX_INTEGER}, "
+                f"not '{sent.version}': reload the page."
+            )
+        self.version = version
         if not practice.is_token(sent.token):
             raise BadForm("This form has no valid review token: reload the review page.")
         self.token = sent.token
-        self.shown_ms = int(sent.shown) if sent.shown.isdigit() else None
+        self.shown_ms = whole_number(sent.shown, maximum=MAX_SHOWN_MS) if sent.shown else None
+        if sent.shown and self.shown_ms is None:
+            raise BadForm(
+                f"shown must be milliseconds since 1970 in ASCII digits, not '{sent.shown}': "
+                "reload the page."
+            )
+        try:
+            storable_text(sent.answer)
+        except ValueError as error:
+            raise BadForm(f"answer: {error}.") from None
         self.item: Item = practice.find_item(snapshot, sent.item)
 
     def duration_ms(self, now: datetime) -> int:
@@ -225,7 +241,12 @@ def _refused(
     return _render(request, htmx, queue, status_code=status_of(error))
 
 
-@router.post("/review/reveal", response_class=HTMLResponse, name="review_reveal")
+@router.post(
+    "/review/reveal",
+    response_class=HTMLResponse,
+    name="review_reveal",
+    responses=pages(404, 409) | UNSAFE,
+)
 def reveal(
     request: Request,
     session: SessionDep,
@@ -274,7 +295,12 @@ def reveal(
     return templates.TemplateResponse(request, "review.html", full | context)
 
 
-@router.post("/review/grade", name="review_grade")
+@router.post(
+    "/review/grade",
+    response_class=HTMLResponse,
+    name="review_grade",
+    responses=pages(303, 404, 409) | UNSAFE,
+)
 def grade(
     request: Request,
     session: SessionDep,

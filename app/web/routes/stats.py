@@ -17,6 +17,7 @@ from app.practice import interview, progress, stats
 from app.practice.activity import Learner
 from app.web.deps import LearnerDep, SchedulerDep, SessionDep, SnapshotDep
 from app.web.middleware.csrf import MAX_UPLOAD_BYTES
+from app.web.responses import UNSAFE
 from app.web.templating import templates
 
 router = APIRouter()
@@ -52,7 +53,7 @@ def stats_page(
     return _page(request, session, learner, snapshot)
 
 
-@router.post("/stats/import", response_class=HTMLResponse, name="import_progress")
+@router.post("/stats/import", response_class=HTMLResponse, name="import_progress", responses=UNSAFE)
 def import_progress(
     request: Request,
     session: SessionDep,
