@@ -11,6 +11,7 @@ from app.content import parsecache
 from app.content.library import Library, Snapshot
 from app.content.watching import is_card_file, watch
 from tests.cardtext import GOOD_CARD, OTHER_CARD
+from tests.worker.test_runner import run_in_fresh_loop
 
 
 @pytest.fixture
@@ -127,7 +128,7 @@ def test_watch_reports_an_edit_and_says_how_it_watches(
         task.cancel()
 
     with caplog.at_level(logging.INFO, logger="app.content.watching"):
-        asyncio.run(scenario())
+        run_in_fresh_loop(scenario())
     assert reloads, "the edit was not noticed within 10 s"
     assert set(parses) == {"scaling.md"}
     expected = "scanning every 0.1 s" if force_polling else "OS file notifications"
