@@ -71,8 +71,12 @@ def test_learner_journey(page: Page, server: LiveServer, artifacts: Path) -> Non
     expect(first_follow_up.locator("details")).to_have_attribute("open", "")
     expect(first_follow_up.locator(".approach")).to_be_visible()
 
-    # A wrong option shows its red flag's explanation.
-    page.locator("#multiple-choice input[type=radio]").first.check()
+    # A wrong option shows its red flag's explanation. Options are shuffled per
+    # learner, so pick a wrong one by its written letter, not by position.
+    quiz = Library(PROJECT_ROOT / "content").load().cards[FIRST_CARD].multiple_choice
+    assert quiz is not None
+    wrong = next(choice for choice in quiz.choices if not choice.correct)
+    page.locator(f"#multiple-choice input[value='{wrong.key}']").check()
     page.get_by_role("button", name="Check my choice").click()
     notice = page.locator("#choice-result .notice-error")
     expect(notice).to_contain_text("is a red flag")
