@@ -82,9 +82,12 @@ class Settings(BaseSettings):
 
     public_url: str | None = Field(
         default=None,
-        pattern=r"^https?://[^/?#\s]+(/[^?#\s]*)?$",
+        # A path, if any, is what Quizlab is served under: plain characters only,
+        # since it goes into every URL and the session cookie's Path attribute.
+        pattern=r"^https?://[^/?#\s]+(/[A-Za-z0-9._~%/-]*)?$",
         description=(
-            "Address people open Quizlab at (https://quiz.example.org): invite links are built "
+            "Address people open Quizlab at (https://quiz.example.org, or "
+            "https://example.org/quiz to serve it under a path): invite links are built "
             "from it, never from the request's Host header."
         ),
     )
@@ -111,6 +114,14 @@ class Settings(BaseSettings):
             return None
         scheme, _, rest = self.public_url.partition("://")
         return f"{scheme.lower()}://{rest.split('/', 1)[0].lower()}"
+
+    @property
+    def root_path(self) -> str:
+        """The path Quizlab is served under, from :attr:`public_url` (``/quiz``), or ``""``."""
+        if not self.public_url:
+            return ""
+        rest = self.public_url.partition("://")[2]
+        return "/" + rest.partition("/")[2].rstrip("/") if "/" in rest.strip("/") else ""
 
     @property
     def resolved_database_url(self) -> str:

@@ -26,6 +26,7 @@ from typing import Any, TypeVar, cast
 from app.content.card import Card, ParseResult, Problem, content_hash
 from app.content.parse import parse_card
 from app.content.parsecache import ParseCache, entry_key
+from app.content.rendering import CARD_URL_TEMPLATE, CardUrl, card_urls
 
 logger = logging.getLogger(__name__)
 
@@ -107,10 +108,18 @@ class Library:
     """
 
     def __init__(
-        self, *roots: Path, reloading: bool = False, cache_dir: Path | None = None
+        self,
+        *roots: Path,
+        reloading: bool = False,
+        cache_dir: Path | None = None,
+        card_url: CardUrl = CARD_URL_TEMPLATE.format,
     ) -> None:
         self.roots = roots
         self.reloading = reloading
+        # Where `card:ID` links point: the web app's own URLs (app.web.app).
+        self.card_url = card_url
+        # Cached parse results hold the links they were rendered with.
+        self._salt = card_url("ID")
         self.snapshot = Snapshot()
         self._disk = ParseCache(cache_dir) if cache_dir is not None else None
         # By resolved path: (shown path, disk key or content hash, result).
@@ -133,12 +142,13 @@ class Library:
             problem = Problem(shown, 1, f"cannot read file: {exc}")
             self._parsed[path] = (shown, "", ParseResult(None, [problem]))
             return
-        key = entry_key(shown, text) if self._disk is not None else content_hash(text)
+        key = entry_key(shown, text, self._salt) if self._disk is not None else content_hash(text)
         if old is not None and old[1] == key:
             return
         result = self._disk.get(key) if self._disk is not None else None
         if result is None:
-            result = _parse_alone(text, shown)
+            with card_urls(self.card_url):
+                result = _parse_alone(text, shown)
             if self._disk is not None:
                 self._disk.put(key, result)
         self._parsed[path] = (shown, key, result)

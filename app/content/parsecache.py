@@ -58,8 +58,10 @@ def parser_version() -> str:
     return digest.hexdigest()[:16]
 
 
-def entry_key(shown_path: str, text: str) -> str:
-    return hashlib.sha256(shown_path.encode() + b"\0" + text.encode()).hexdigest()
+def entry_key(shown_path: str, text: str, salt: str = "") -> str:
+    """The key of a parse result: the file's path and text, and ``salt`` (how links render)."""
+    data = shown_path.encode() + b"\0" + text.encode() + b"\0" + salt.encode()
+    return hashlib.sha256(data).hexdigest()
 
 
 class ParseCache:

@@ -36,7 +36,30 @@ from app.content.binding import (
 from app.content.formula import FormulaError, to_mathml
 
 CARD_LINK_SCHEME = "card:"
+# Where a `card:ID` link points by default: the site's card page at the root
+# (the static export rewrites these to its own files, app.export.html).
 CARD_URL_TEMPLATE = "/cards/{}"
+
+CardUrl = Callable[[str], str]
+# The web app is the one that knows its URLs (and a path it is served under),
+# so it passes its own builder in (:func:`card_urls`); a context variable, like
+# the one for TeX formulas below, so every render call of the parser follows it.
+_CARD_URL: ContextVar[CardUrl] = ContextVar("card_url", default=CARD_URL_TEMPLATE.format)
+
+
+@contextmanager
+def card_urls(build: CardUrl) -> Iterator[None]:
+    """Within the block, a ``card:ID`` link points at ``build(ID)``.
+
+    >>> with card_urls(lambda card_id: f"/quiz/cards/{card_id}"):
+    ...     render_inline("[see](card:attention-rope)")
+    '<a href="/quiz/cards/attention-rope" rel="noopener noreferrer">see</a>'
+    """
+    token = _CARD_URL.set(build)
+    try:
+        yield
+    finally:
+        _CARD_URL.reset(token)
 
 _MATH_TAGS = {
     "math", "semantics", "annotation", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace",
@@ -159,7 +182,7 @@ def _render_link_open(
     token = tokens[idx]
     href = str(token.attrGet("href") or "")
     if href.startswith(CARD_LINK_SCHEME):
-        token.attrSet("href", CARD_URL_TEMPLATE.format(href.removeprefix(CARD_LINK_SCHEME)))
+        token.attrSet("href", _CARD_URL.get()(href.removeprefix(CARD_LINK_SCHEME)))
     return self.renderToken(tokens, idx, options, env)
 
 

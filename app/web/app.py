@@ -5,6 +5,7 @@ import contextlib
 import gc
 import logging
 from collections.abc import AsyncIterator, Callable
+from functools import partial
 
 from fastapi import FastAPI
 
@@ -22,6 +23,7 @@ from app.web.middleware.auth import AccountMiddleware
 from app.web.middleware.csrf import CSRFMiddleware
 from app.web.middleware.failures import FailureMiddleware
 from app.web.middleware.outbound import OutboundMiddleware
+from app.web.middleware.rootpath import RootPathMiddleware
 from app.web.middleware.sessions import SessionMiddleware
 from app.web.pagecache import PageCache
 from app.web.responses import every_route
@@ -80,8 +82,10 @@ def _add_middleware(app: FastAPI, settings: Settings) -> None:
     app.add_middleware(SessionMiddleware, secret=session_secret(settings))
     # Inside the headers, outside the rest: every failure is a page with headers.
     app.add_middleware(FailureMiddleware)
-    # Outermost: HEAD for every GET route, security headers, gzip.
+    # HEAD for every GET route, security headers, gzip.
     app.add_middleware(OutboundMiddleware, minimum_size=500)
+    if settings.root_path:  # outermost: every layer inside builds URLs under it
+        app.add_middleware(RootPathMiddleware, root_path=settings.root_path)
 
 
 def _include_routers(app: FastAPI, settings: Settings) -> None:
@@ -99,6 +103,11 @@ def _include_routers(app: FastAPI, settings: Settings) -> None:
         app.include_router(accounts.router)
 
 
+def _card_url(app: FastAPI, root_path: str, card_id: str) -> str:
+    """Where a ``card:ID`` link in a card's HTML points: the card route, under the root path."""
+    return root_path + app.url_path_for("card", card_id=card_id)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
 
@@ -108,6 +117,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             settings.content_dir,
             reloading=settings.reload_content,
             cache_dir=settings.data_dir / "cache" / "cards",
+            card_url=partial(_card_url, app, settings.root_path),
         )
         snapshot = await asyncio.to_thread(library.load)
         logger.info("loaded %d cards from %s", len(snapshot.cards), settings.content_dir)
