@@ -18,7 +18,7 @@ from app.accounts import users as accounts
 from app.accounts.limits import LoginLimiter
 from app.settings import Settings
 from app.storage.database import Database
-from app.storage.models import LoginFailure, User
+from app.storage.models import Invite, LoginFailure, User
 from app.web import create_app
 from app.web.middleware.sessions import COOKIE
 from tests.conftest import CSRFClient, all_at_once
@@ -358,63 +358,152 @@ def test_an_admin_disables_and_enables_a_user(site: Site) -> None:
     assert site.signed_in("bob")
 
 
-def test_an_invite_link_works_once(site: Site) -> None:
-    admin = site.signed_in("ada")
-    page = admin.post("/admin/invites", data={})
-    assert page.status_code == 201
-    link = BeautifulSoup(page.text, "html.parser").select_one("#invite-url")
-    assert link is not None
-    path = link.get_text().removeprefix("http://testserver")
-    guest = site.browser()
-    assert guest.get(path).status_code == 200
-    taken = guest.post(path, data={"name": "bob", "password": PASSWORD, "repeated": PASSWORD})
-    assert taken.status_code == 409
-    assert error_of(taken.text) == "There is already a user called 'bob': pick another name."
-    short = guest.post(path, data={"name": "cy", "password": "short", "repeated": "short"})
-    assert short.status_code == 422
-    made = guest.post(
-        path,
-        data={"name": "cy", "password": PASSWORD, "repeated": PASSWORD},
-        follow_redirects=False,
-    )
-    assert made.status_code == 303
-    assert "cy" in guest.get("/account").text
-    assert site.browser().get(path).status_code == 404
-    again = site.browser().post(
-        path, data={"name": "dee", "password": PASSWORD, "repeated": PASSWORD}
-    )
-    assert again.status_code == 404
-
-
-def invite_path(admin: CSRFClient) -> str:
-    page = admin.post("/admin/invites", data={})
+def invite_path(admin: CSRFClient, name: str, **form: str) -> str:
+    page = admin.post("/admin/invites", data={"name": name, **form})
+    assert page.status_code == 201, page.text
     link = BeautifulSoup(page.text, "html.parser").select_one("#invite-url")
     assert link is not None
     return link.get_text().removeprefix("http://testserver")
 
 
-def test_two_invites_accepted_at_once_with_one_name_make_one_user(site: Site) -> None:
-    """The unique name decides: the other gets 409, and their invite stays usable."""
+def test_an_invite_link_works_once(site: Site) -> None:
     admin = site.signed_in("ada")
-    paths = [invite_path(admin), invite_path(admin)]
+    path = invite_path(admin, "Cy ")  # kept as the name check writes it
+    guest = site.browser()
+    assert guest.get(path).status_code == 200
+    short = guest.post(path, data={"password": "short", "repeated": "short"})
+    assert short.status_code == 422
+    made = guest.post(
+        path,
+        data={"name": "someone-else", "password": PASSWORD, "repeated": PASSWORD},
+        follow_redirects=False,
+    )
+    assert made.status_code == 303
+    assert "cy" in guest.get("/account").text  # the invite's name, not the form's
+    assert site.signed_in("cy")
+    assert site.browser().get(path).status_code == 404
+    again = site.browser().post(path, data={"password": PASSWORD, "repeated": PASSWORD})
+    assert again.status_code == 404
+
+
+def test_the_invite_page_does_not_tell_which_names_exist(site: Site) -> None:
+    """The admin picks the name: the person invited is never asked one, so never refused one."""
+    admin = site.signed_in("ada")
+    path = invite_path(admin, "cy")
+    guest = site.browser()
+    page = BeautifulSoup(guest.get(path).text, "html.parser")
+    form = page.select_one("form.account-form")
+    assert form is not None
+    assert [field["name"] for field in form.select("input[name]")] == [
+        "csrf_token",
+        "password",
+        "repeated",
+    ]
+    assert "cy" in page.select_one("main").get_text()  # type: ignore[union-attr]
+    for name in ("bob", "ada", "nobody"):  # existing or not: the same answer
+        refused = guest.post(path, data={"name": name, "password": "short", "repeated": "short"})
+        assert refused.status_code == 422
+        assert error_of(refused.text) == "A password has at least 10 characters."
+    made = guest.post(
+        path,
+        data={"name": "bob", "password": PASSWORD, "repeated": PASSWORD},
+        follow_redirects=False,
+    )
+    assert made.status_code == 303
+    assert {user.name for user in accounts_of(site)} == {"ada", "bob", "cy"}
+
+
+def accounts_of(site: Site) -> list[User]:
+    with site.app.state.db.session() as session:  # type: ignore[attr-defined]
+        return accounts.users(session)
+
+
+def test_an_admin_is_told_when_a_name_cannot_be_invited(site: Site) -> None:
+    admin = site.signed_in("ada")
+    taken = admin.post("/admin/invites", data={"name": "bob"})
+    assert taken.status_code == 409
+    page = BeautifulSoup(taken.text, "html.parser")
+    assert page.select_one("#invite-error").get_text() == (  # type: ignore[union-attr]
+        "There is already a user called 'bob': pick another name."
+    )
+    assert page.select_one("#invite-name")["value"] == "bob"  # type: ignore[index]
+    assert page.select_one("#invite-url") is None
+    bad = admin.post("/admin/invites", data={"name": "no spaces"})
+    assert bad.status_code == 422
+    assert "2 to 40 characters" in error_of(bad.text)
+    missing = admin.post("/admin/invites", data={})
+    assert missing.status_code == 422
+    assert site.signed_in("bob").post("/admin/invites", data={"name": "eve"}).status_code == 403
+
+
+def test_a_new_invite_for_a_name_replaces_the_waiting_one(site: Site) -> None:
+    admin = site.signed_in("ada")
+    lost = invite_path(admin, "cy")
+    kept = invite_path(admin, "cy")
+    assert site.browser().get(lost).status_code == 404
+    other = invite_path(admin, "dee")  # other names' invites are untouched
+    assert site.browser().get(kept).status_code == 200
+    assert site.browser().get(other).status_code == 200
+
+
+def test_an_invite_whose_name_was_taken_since_says_so(site: Site) -> None:
+    admin = site.signed_in("ada")
+    path = invite_path(admin, "cy")
+    with site.app.state.db.session() as session:  # type: ignore[attr-defined]
+        accounts.create_user(session, name="cy", password=PASSWORD, now=accounts.now_utc())
+    guest = site.browser()
+    refused = guest.post(path, data={"password": PASSWORD, "repeated": PASSWORD})
+    assert refused.status_code == 409
+    assert error_of(refused.text) == (
+        "The name 'cy' this invite was made for has been taken since: ask for a new invite."
+    )
+
+
+def test_an_invite_made_before_names_asks_for_a_new_one(site: Site) -> None:
+    """Rows from before migration 0007 have no name: refused with a message, not a 500."""
+    admin = site.signed_in("ada")
+    path = invite_path(admin, "cy")
+    with site.app.state.db.session() as session:  # type: ignore[attr-defined]
+        session.execute(Invite.__table__.update().values(name=None))  # type: ignore[attr-defined]
+        session.commit()
+    for response in (
+        site.browser().get(path),
+        site.browser().post(path, data={"password": PASSWORD, "repeated": PASSWORD}),
+    ):
+        assert response.status_code == 404
+        assert "made before invites named the person invited" in response.text
+
+
+def test_two_invites_for_one_name_accepted_at_once_make_one_user(site: Site) -> None:
+    """Two admins inviting 'cy' at the same moment: the unique name decides, the other gets 409."""
+    admin = site.signed_in("ada")
+    with site.app.state.db.session() as session:  # type: ignore[attr-defined]
+        now = accounts.now_utc()
+        ada = accounts.users(session)[0].id
+        assert ada is not None
+        first = accounts.create_invite(session, by=ada, name="cy", is_admin=False, now=now)
+        second = accounts.create_invite(session, by=ada, name="cy", is_admin=False, now=now)
+        # The second admin's check ran before the first invite existed: both still wait.
+        waiting = Invite.__table__.update().values(expires_at=now + timedelta(days=1))  # type: ignore[attr-defined]
+        session.execute(waiting)
+        session.commit()
+    paths = [f"/invite/{first}", f"/invite/{second}"]
     guests = [site.browser(), site.browser()]
     for guest in guests:
         guest.csrf_token()  # each has a session before the race starts
 
     def accept(n: int) -> tuple[int, str]:
-        form = {"name": "cy", "password": PASSWORD, "repeated": PASSWORD}
+        form = {"password": PASSWORD, "repeated": PASSWORD}
         response = guests[n].post(paths[n], data=form, follow_redirects=False)
         return response.status_code, error_of(response.text)
 
     answers = all_at_once(2, accept)
     assert sorted(answers) == [
         (303, ""),
-        (409, "There is already a user called 'cy': pick another name."),
+        (409, "The name 'cy' this invite was made for has been taken since: ask for a new invite."),
     ]
-    loser = [status for status, _ in answers].index(409)
-    assert site.browser().get(paths[loser]).status_code == 200
-    other = {"name": "dee", "password": PASSWORD, "repeated": PASSWORD}
-    assert guests[loser].post(paths[loser], data=other, follow_redirects=False).status_code == 303
+    assert [user.name for user in accounts_of(site)].count("cy") == 1
+    assert admin.get("/admin/users").status_code == 200
 
 
 @pytest.mark.parametrize("name", ["bo\x00b", "\x00"])
@@ -439,7 +528,7 @@ def test_invite_links_are_built_from_the_public_url_not_the_host_header(
                 session, name="ada", password=PASSWORD, is_admin=True, now=accounts.now_utc()
             )
         admin.post("/login", data={"name": "ada", "password": PASSWORD})
-        link = invite_path(admin)
+        link = invite_path(admin, "cy")
     assert link.startswith("https://quiz.example.org/invite/")
 
 

@@ -34,6 +34,11 @@ MAX_PASSWORD = 1024
 INVITE_DAYS = 7
 NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{1,39}$")
 
+_TAKEN = "There is already a user called '{name}': pick another name."
+_TAKEN_SINCE = (
+    "The name '{name}' this invite was made for has been taken since: ask for a new invite."
+)
+
 # Verified when the name is unknown, so a wrong name costs as long as a wrong password.
 _DUMMY_HASH = passwords.hash_password(secrets.token_urlsafe(16))
 
@@ -89,7 +94,7 @@ def create_user(
     name = check_name(name)
     check_password(password)
     if _by_name(session, name) is not None:
-        raise NameTaken(f"There is already a user called '{name}': pick another name.")
+        raise NameTaken(_TAKEN.format(name=name))
     user = None
     if is_admin and not has_admin(session):
         user = local_user(session)
@@ -101,7 +106,7 @@ def create_user(
     user.password_hash = hash_password(password)
     user.is_admin = is_admin
     user.disabled = False
-    _commit_new_name(session, name)
+    _commit_new_name(session, _TAKEN.format(name=name))
     return user
 
 
@@ -182,12 +187,28 @@ def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def create_invite(session: Session, *, by: int, is_admin: bool, now: datetime) -> str:
-    """A new invite; returns the token for the link (shown once, never stored)."""
+def create_invite(session: Session, *, by: int, name: str, is_admin: bool, now: datetime) -> str:
+    """A new invite for ``name``; returns the token for the link (shown once, never stored).
+
+    A name already in use is refused here, to the admin, who sees every user
+    anyway. An earlier invite for the same name that is still waiting stops
+    working: the new link replaces a lost one.
+    """
+    name = check_name(name)
+    if _by_name(session, name) is not None:
+        raise NameTaken(_TAKEN.format(name=name))
+    session.execute(
+        Invite.__table__.update()  # type: ignore[attr-defined]
+        .where(Invite.__table__.c.name == name)  # type: ignore[attr-defined]
+        .where(Invite.__table__.c.used_at.is_(None))  # type: ignore[attr-defined]
+        .where(Invite.__table__.c.expires_at > now)  # type: ignore[attr-defined]
+        .values(expires_at=now)
+    )
     token = secrets.token_urlsafe(32)
     session.add(
         Invite(
             token_hash=_token_hash(token),
+            name=name,
             is_admin=is_admin,
             created_by=by,
             created_at=now,
@@ -203,18 +224,27 @@ def open_invite(session: Session, token: str, *, now: datetime) -> Invite:
     invite = session.scalar(select(Invite).where(col(Invite.token_hash) == _token_hash(token)))
     if invite is None or invite.used_at is not None or invite.expires_at <= now:
         raise LookupError("This invite link is unknown, used or expired: ask for a new one.")
+    if invite.name is None:
+        raise LookupError(
+            "This invite link was made before invites named the person invited: ask for a new one."
+        )
     return invite
 
 
 def accept_invite(
-    session: Session, token: str, *, name: str, password: str, repeated: str, now: datetime
+    session: Session, token: str, *, password: str, repeated: str, now: datetime
 ) -> User:
-    """Create the invited user and use the invite up, in one transaction."""
+    """Create the invited user under the invite's name and use the invite up, in one transaction.
+
+    The person picks only a password: the name is the one the admin chose, so
+    nothing here tells anyone which other names exist.
+    """
     invite = open_invite(session, token, now=now)
-    name = check_name(name)
+    name = invite.name
+    assert name is not None  # open_invite refuses invites without one
     check_password(password, repeated)
-    if _by_name(session, name) is not None:
-        raise NameTaken(f"There is already a user called '{name}': pick another name.")
+    if _by_name(session, name) is not None:  # made meanwhile, by `quizlab user add`
+        raise NameTaken(_TAKEN_SINCE.format(name=name))
     # A conditional UPDATE: of two people opening the same link at once, one wins.
     used = session.execute(
         Invite.__table__.update()  # type: ignore[attr-defined]
@@ -232,22 +262,22 @@ def accept_invite(
         is_admin=invite.is_admin,
     )
     session.add(user)
-    _commit_new_name(session, name)
+    _commit_new_name(session, _TAKEN_SINCE.format(name=name))
     return user
 
 
-def _commit_new_name(session: Session, name: str) -> None:
-    """Commit a user with a new ``name``; :class:`NameTaken` if another took it meanwhile.
+def _commit_new_name(session: Session, taken: str) -> None:
+    """Commit a user with a new name; :class:`NameTaken` (saying ``taken``) if another took it.
 
-    Two people may pick the same name at the same moment: both pass the check
-    above, and the unique key lets one commit. The other's whole transaction
+    Two invites for one name (two admins at the same moment) may both pass the
+    check above; the unique key lets one commit. The other's whole transaction
     rolls back, so their invite stays unused.
     """
     try:
         session.commit()
     except IntegrityError:
         session.rollback()
-        raise NameTaken(f"There is already a user called '{name}': pick another name.") from None
+        raise NameTaken(taken) from None
 
 
 def now_utc() -> datetime:

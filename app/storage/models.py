@@ -100,13 +100,16 @@ class User(SQLModel, table=True):
 
 
 class Invite(SQLModel, table=True):
-    """A one-time link an admin makes; whoever opens it first picks a name and password."""
+    """A one-time link an admin makes for a named person, who picks a password with it."""
 
     __tablename__ = "invite"
 
     id: int | None = Field(default=None, primary_key=True)
     # sha256 hex of the token in the link: the database never holds a usable link.
     token_hash: str = Field(sa_type=String(64), unique=True)
+    # The new user's name, picked by the admin, so the invite page never has to
+    # say whether a name is taken. None for invites made before names (refused).
+    name: str | None = Field(default=None, sa_type=String(40), index=True)
     is_admin: bool = Field(default=False, sa_type=Boolean)
     created_by: int = Field(foreign_key="app_user.id")
     created_at: datetime = Field(sa_type=UTCDateTime)

@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 from app.accounts import passwords, sessions
 from app.accounts import users as accounts
 from app.accounts.sessions import Account
-from app.accounts.users import AccountError
+from app.accounts.users import AccountError, NameTaken
 from app.storage.database import Database
 from app.web.deps import AccountDep, AdminDep, DatabaseDep, SessionDep
 from app.web.fields import StoredText
@@ -74,6 +74,8 @@ def _users_page(
     admin: Account,
     *,
     invite_url: str | None = None,
+    invited: str = "",
+    invite_error: str | None = None,
     error: str | None = None,
     status_code: int = 200,
 ) -> HTMLResponse:
@@ -81,6 +83,8 @@ def _users_page(
         "account": admin,
         "users": accounts.users(session),
         "invite_url": invite_url,
+        "invited": invited,
+        "invite_error": invite_error,
         "error": error,
     }
     return page(request, "users.html", context, status_code=status_code)
@@ -96,17 +100,32 @@ def users_page(request: Request, session: SessionDep, admin: AdminDep) -> HTMLRe
     response_class=HTMLResponse,
     name="invites",
     status_code=201,
-    responses=UNSAFE,
+    responses=pages(409) | UNSAFE,
 )
 def make_invite(
     request: Request,
     session: SessionDep,
     admin: AdminDep,
+    name: Annotated[StoredText, Form(max_length=100)] = "",
     is_admin: Annotated[bool, Form()] = False,
 ) -> HTMLResponse:
-    token = accounts.create_invite(session, by=admin.id, is_admin=is_admin, now=accounts.now_utc())
+    """An invite link for the person called ``name``, who then only picks a password."""
+    try:
+        token = accounts.create_invite(
+            session, by=admin.id, name=name, is_admin=is_admin, now=accounts.now_utc()
+        )
+    except AccountError as error:
+        status = 409 if isinstance(error, NameTaken) else 422
+        return _users_page(
+            request, session, admin, invite_error=str(error), invited=name, status_code=status
+        )
     return _users_page(
-        request, session, admin, invite_url=_invite_url(request, token), status_code=201
+        request,
+        session,
+        admin,
+        invite_url=_invite_url(request, token),
+        invited=accounts.check_name(name),
+        status_code=201,
     )
 
 

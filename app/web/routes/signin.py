@@ -21,6 +21,7 @@ from app.accounts import users as accounts
 from app.accounts.limits import LoginLimiter
 from app.accounts.users import NameTaken
 from app.storage.database import Database
+from app.storage.models import Invite
 from app.web.deps import AccountDep, DatabaseDep, SessionDep
 from app.web.fields import StoredText
 from app.web.middleware.auth import ACCOUNT_KEY
@@ -149,37 +150,39 @@ def logout_everywhere(request: Request, session: SessionDep, account: AccountDep
     return _signed_out(request)
 
 
-def _invite_context(token: str, name: str, is_admin: bool) -> dict[str, Any]:
-    return {"token": token, "name": name, "error": None, "is_admin": is_admin, "signed_out": True}
+def _invite_context(token: str, invite: Invite) -> dict[str, Any]:
+    return {
+        "token": token,
+        "name": invite.name,
+        "error": None,
+        "is_admin": invite.is_admin,
+        "signed_out": True,
+    }
+
+
+def _open_invite(database: Database, token: str) -> Invite:
+    """The invite still waiting for ``token``; :class:`HTTPException` 404 once it is gone."""
+    with database.session() as session:
+        try:
+            invite = accounts.open_invite(session, token, now=accounts.now_utc())
+        except LookupError as error:
+            raise HTTPException(404, str(error)) from None
+        session.expunge(invite)
+        return invite
 
 
 @router.get("/invite/{token}", response_class=HTMLResponse, name="invite", responses=pages(404))
-def invite_page(request: Request, session: SessionDep, token: str) -> HTMLResponse:
-    try:
-        invite = accounts.open_invite(session, token, now=accounts.now_utc())
-    except LookupError as error:
-        raise HTTPException(404, str(error)) from None
-    return page(request, "invite.html", _invite_context(token, "", invite.is_admin))
+def invite_page(request: Request, database: DatabaseDep, token: str) -> HTMLResponse:
+    return page(request, "invite.html", _invite_context(token, _open_invite(database, token)))
 
 
-def _accept(database: Database, token: str, *, name: str, password: str, repeated: str) -> str:
+def _accept(database: Database, token: str, *, password: str, repeated: str) -> str:
     """Make the invited user and start their session: inside a password slot."""
     with database.session() as session:
         now = accounts.now_utc()
-        user = accounts.accept_invite(
-            session, token, name=name, password=password, repeated=repeated, now=now
-        )
+        user = accounts.accept_invite(session, token, password=password, repeated=repeated, now=now)
         assert user.id is not None
         return sessions.start(session, user_id=user.id, now=now)
-
-
-def _invite_is_admin(database: Database, token: str) -> bool:
-    """Whether the invite makes an admin; :class:`HTTPException` 404 once it is gone."""
-    with database.session() as session:
-        try:
-            return accounts.open_invite(session, token, now=accounts.now_utc()).is_admin
-        except LookupError as error:
-            raise HTTPException(404, str(error)) from None
 
 
 @router.post(
@@ -189,18 +192,18 @@ async def accept_invite(
     request: Request,
     database: DatabaseDep,
     token: str,
-    name: Annotated[StoredText, Form(max_length=100)] = "",
     password: Annotated[str, Form(max_length=accounts.MAX_PASSWORD)] = "",
     repeated: Annotated[str, Form(max_length=accounts.MAX_PASSWORD)] = "",
 ) -> Response:
-    accept = partial(_accept, database, token, name=name, password=password, repeated=repeated)
+    """Set the password of the invited user. No name is asked: the invite carries it."""
+    accept = partial(_accept, database, token, password=password, repeated=repeated)
     try:
         session_token = await passwords.gated(accept)
     except LookupError as error:
         raise HTTPException(404, str(error)) from None
     except (accounts.AccountError, passwords.Busy) as error:
-        is_admin = await anyio.to_thread.run_sync(_invite_is_admin, database, token)
-        context = _invite_context(token, name, is_admin)
+        invite = await anyio.to_thread.run_sync(_open_invite, database, token)
+        context = _invite_context(token, invite)
         if isinstance(error, passwords.Busy):
             return page(request, "invite.html", context, busy=error)
         context["error"] = str(error)
