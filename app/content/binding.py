@@ -11,8 +11,8 @@ This module parses them and checks each against its demo's spec in
 its error message for the content check to report with its line.
 """
 
-import math
 import difflib
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any

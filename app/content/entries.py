@@ -66,9 +66,7 @@ def _check_entry(entry: Entry, kind: str, keys: dict[str, int]) -> KeyedEntry | 
     """The entry with its key, or what is wrong with it; records a good key in ``keys``."""
     if entry.key is None:
         suggestion = _suggested_key(entry.title)
-        return (
-            f"{kind} '{entry.title}' needs a stable key: end the heading with {{#{suggestion}}}"
-        )
+        return f"{kind} '{entry.title}' needs a stable key: end the heading with {{#{suggestion}}}"
     if not ID_PATTERN.match(entry.key):
         return f"{kind} key '{entry.key}' must be lowercase letters, digits and '-'"
     if entry.key in keys:

@@ -70,7 +70,9 @@ def _known() -> tuple[frozenset[str], frozenset[str]]:
     names.update(x[1:] for x in latex2mathml.symbols_parser.SYMBOLS if x.startswith("\\"))
     environments = {name.rstrip("*") for name in latex2mathml.commands.MATRICES}
     environments |= {f"{name}*" for name in environments}
-    return frozenset(n for n in names if n.isalpha()), frozenset(n.lstrip("\\") for n in environments)
+    return frozenset(n for n in names if n.isalpha()), frozenset(
+        n.lstrip("\\") for n in environments
+    )
 
 
 def _check_commands(source: str) -> None:
@@ -84,7 +86,9 @@ def _check_commands(source: str) -> None:
                 f"formula '{source}': write the symbol alone"
             )
         if name not in commands:
-            raise FormulaError(f"unknown LaTeX command \\{name}{_hint(name, commands)} in formula '{source}'")
+            raise FormulaError(
+                f"unknown LaTeX command \\{name}{_hint(name, commands)} in formula '{source}'"
+            )
     for match in _ENVIRONMENT.finditer(source):
         name = match.group(1).strip()
         if name not in environments:

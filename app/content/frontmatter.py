@@ -61,7 +61,9 @@ def _load(lines: list[str], path: str, problems: list[Problem]) -> dict[str, Any
         # The mark counts from 0 inside the block, which starts on the file's line 2.
         line = mark.line + 2 if mark is not None else 2
         reason = getattr(exc, "problem", None) or str(exc)
-        problems.append(Problem(path, line, f"bad YAML in front matter: {reason}{_yaml_hint(lines, line)}"))
+        problems.append(
+            Problem(path, line, f"bad YAML in front matter: {reason}{_yaml_hint(lines, line)}")
+        )
         return None
     if data is None:
         return {}

@@ -60,7 +60,9 @@ def _points(section: RawSection, offset: int, path: str, problems: list[Problem]
         line = line_of(item[0], offset)
         inside = [t.type for t in item[1:-1]]
         if not inside:
-            problems.append(Problem(path, line, "key point is empty: write it or delete the bullet"))
+            problems.append(
+                Problem(path, line, "key point is empty: write it or delete the bullet")
+            )
         elif inside != ["paragraph_open", "inline", "paragraph_close"]:
             problems.append(Problem(path, line, _ONE_LINE))
         else:

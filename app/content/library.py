@@ -274,7 +274,9 @@ def _duplicate(card: Card, other: Card, problems: dict[str, list[Problem]]) -> N
     """
     message = f"duplicate id '{card.id}' (also in {other.path}:{other.id_line})"
     problems.setdefault(card.path, []).append(Problem(card.path, card.id_line, message))
-    message = f"duplicate id '{card.id}' (also in {card.path}:{card.id_line}): this page shows this file"
+    message = (
+        f"duplicate id '{card.id}' (also in {card.path}:{card.id_line}): this page shows this file"
+    )
     problems.setdefault(other.path, []).append(Problem(other.path, other.id_line, message))
 
 

@@ -64,16 +64,17 @@ def _code_mistakes(tokens: list[Token], index: int, path: str, line: int) -> Ite
         yield Problem(path, line, message, warning=True)
 
 
-def _token_mistakes(
-    tokens: list[Token], index: int, body: list[str]
-) -> Iterator[tuple[int, str]]:
+def _token_mistakes(tokens: list[Token], index: int, body: list[str]) -> Iterator[tuple[int, str]]:
     token = tokens[index]
     if token.type == "heading_open":
         yield from ((0, m) for m in _heading(token.tag, tokens[index + 1].content.strip()))
     elif token.type == "fence" and token.map and not _closed(token, body):
-        yield 0, (
-            f"{UNCLOSED_FENCE}: everything below is shown as code; "
-            f"add a line {token.markup} after the code"
+        yield (
+            0,
+            (
+                f"{UNCLOSED_FENCE}: everything below is shown as code; "
+                f"add a line {token.markup} after the code"
+            ),
         )
     elif token.type == "inline":
         yield from _inline(token)
@@ -109,17 +110,21 @@ def _inline(token: Token) -> Iterator[tuple[int, str]]:
     text = "".join(child.content for child in children if child.type == "text")
     raw = token.content
     if "{live}" in text:
-        yield raw.find("{live}"), (
-            "'{live}' must be followed by backticks, not quotes: "
-            "{live}`demo.output(param=value) = claim ± tolerance`"
+        yield (
+            raw.find("{live}"),
+            (
+                "'{live}' must be followed by backticks, not quotes: "
+                "{live}`demo.output(param=value) = claim ± tolerance`"
+            ),
         )
     for label in _FOOTNOTE.findall(text):
         message = f"footnote [^{label}] is not defined: add a line '[^{label}]: the note'"
         yield raw.find(f"[^{label}]"), message
     if "$" in text and _lone_dollar(raw, children):
         # Dollars pair from the left, so the one left open is the last.
-        yield raw.rfind("$"), (
-            "a '$' without its closing '$': close the formula, or write \\$ for a dollar sign"
+        yield (
+            raw.rfind("$"),
+            ("a '$' without its closing '$': close the formula, or write \\$ for a dollar sign"),
         )
 
 

@@ -108,7 +108,9 @@ def _draft(text: str, front: FrontMatter, body: _Body) -> Card | None:
         "question": text_of("question", text_of("title", card_id)),
         "deck": Path(front.path).parent.name,
         "tags": listed["tags"],
-        "difficulty": data.get("difficulty") if data.get("difficulty") in DIFFICULTIES else "medium",
+        "difficulty": data.get("difficulty")
+        if data.get("difficulty") in DIFFICULTIES
+        else "medium",
         "minutes": minutes if isinstance(minutes, int) and 1 <= minutes <= 120 else 1,
         "sources": listed["sources"],
     }
@@ -124,8 +126,13 @@ def _below_standard(card: Card, front: FrontMatter) -> Iterator[Problem]:
     """Warnings for a card that works but falls short of the deck standard."""
     if not card.sources:
         message = "no sources: add 'sources:' with where each claim comes from"
-        yield Problem(card.path, front.field_lines.get("sources", front.body_start), message, warning=True)
-    for entries, name, least in ((card.follow_ups, "Follow-ups", 2), (card.red_flags, "Red flags", 3)):
+        yield Problem(
+            card.path, front.field_lines.get("sources", front.body_start), message, warning=True
+        )
+    for entries, name, least in (
+        (card.follow_ups, "Follow-ups", 2),
+        (card.red_flags, "Red flags", 3),
+    ):
         if len(entries) < least:
             line = card.sections[name].line
             message = f"only {len(entries)} in '## {name}': the deck standard is {least} or more"

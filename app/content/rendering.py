@@ -61,6 +61,7 @@ def card_urls(build: CardUrl) -> Iterator[None]:
     finally:
         _CARD_URL.reset(token)
 
+
 _MATH_TAGS = {
     "math", "semantics", "annotation", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace",
     "msqrt", "mroot", "mfrac", "msup", "msub", "msubsup", "munder", "mover", "munderover",

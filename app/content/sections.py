@@ -110,9 +110,7 @@ def _child_lines(token: Token, line: int) -> Iterator[tuple[Token, int]]:
             at = where + len(child.content)
 
 
-def _walk_block(
-    token: Token, line: int, found: Found, path: str, problems: list[Problem]
-) -> None:
+def _walk_block(token: Token, line: int, found: Found, path: str, problems: list[Problem]) -> None:
     if token.type == "math_block":
         _check_formula(token.content, True, path, line, problems)
     if token.type == "fence" and is_demo_fence(token.info):
@@ -124,9 +122,7 @@ def _walk_block(
             problems.append(Problem(path, line, error))
 
 
-def _walk_inline(
-    child: Token, line: int, found: Found, path: str, problems: list[Problem]
-) -> None:
+def _walk_inline(child: Token, line: int, found: Found, path: str, problems: list[Problem]) -> None:
     if child.type in ("math_inline", "math_inline_double"):
         _check_formula(child.content, False, path, line, problems)
     elif child.type == "live_number":
