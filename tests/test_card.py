@@ -241,6 +241,25 @@ def test_follow_ups_section_needs_an_entry() -> None:
     )
 
 
+def test_the_correct_option_may_explain_itself_below() -> None:
+    text = GOOD_CARD.replace(
+        "- [x] $\\sqrt{d_k}$\n",
+        "- [x] $\\sqrt{d_k}$\n\n  The variance of $q \\cdot k$ is $d_k$.\n\n  - so its spread is $\\sqrt{d_k}$\n",
+    )
+    card = parse_card(text, PATH).card
+    assert card is not None, parse_card(text, PATH).problems
+    quiz = card.multiple_choice
+    assert quiz is not None
+    assert [c.key for c in quiz.choices] == ["a", "b", "c"]  # the nested list is no option
+    explanation = str(quiz.correct.explanation)
+    assert explanation.startswith("<p>The variance of <math")
+    assert "<li>so its spread is <math" in explanation
+    assert all(choice.explanation is None for choice in quiz.choices if not choice.correct)
+    plain = parse_card(GOOD_CARD, PATH).card
+    assert plain is not None and plain.multiple_choice is not None
+    assert plain.multiple_choice.correct.explanation is None
+
+
 def test_multiple_choice_needs_exactly_one_correct() -> None:
     text = GOOD_CARD.replace("- [ ] a tuned constant {flag=tuned}", "- [x] a tuned constant")
     assert only_problem(text) == Problem(

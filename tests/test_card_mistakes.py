@@ -87,8 +87,21 @@ def test_text_after_the_options() -> None:
     assert only_problem(text) == Problem(
         PATH,
         line_of(text, "The answer is the square root."),
-        "text after the options is not shown anywhere: move it above the list (the prompt) "
-        "or into the red flag it belongs to",
+        "text after the options is not shown anywhere: move it above the list (the prompt), "
+        "under the correct option (why it is right) or into the red flag it belongs to",
+    )
+
+
+def test_text_under_a_wrong_option() -> None:
+    text = STANDARD_CARD.replace(
+        "- [ ] a tuned constant {flag=tuned}\n",
+        "- [ ] a tuned constant {flag=tuned}\n\n  Tuning is what people think.\n",
+    )
+    assert only_problem(text) == Problem(
+        PATH,
+        line_of(text, "  Tuning is what people think."),
+        "text under a wrong option is not shown: its red flag explains it "
+        "(only the correct option has an explanation under it)",
     )
 
 

@@ -103,6 +103,10 @@ MISTAKES = [
         "Nothing yet.",
     ),
     ("Averaging more dice.", "Averaging $" + "x + " * 20 + "y$ dice."),
+    (
+        "- [ ] a tuned constant {flag=tuned}\n",
+        "- [ ] a tuned constant {flag=tuned}\n\n  Tuning is what people think.\n",
+    ),
 ]
 
 

@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 from app.settings import Settings
 from app.web import create_app
 from tests.cardtext import OTHER_CARD
+from tests.conftest import CSRFClient
 
 HX = {"HX-Request": "true"}
 
@@ -191,6 +192,24 @@ def test_wrong_option_returns_its_red_flag(client: TestClient) -> None:
     assert notice is not None
     assert notice.select_one("em").get_text() == "Saying it is tuned"  # type: ignore[union-attr]
     assert "It follows from the variance." in notice.get_text()
+
+
+def test_right_option_shows_why_when_the_card_says(settings: Settings) -> None:
+    card = settings.content_dir / "testdeck" / "scaling.md"
+    card.write_text(
+        card.read_text().replace(
+            "- [x] $\\sqrt{d_k}$\n", "- [x] $\\sqrt{d_k}$\n\n  It undoes the growth of the variance.\n"
+        )
+    )
+    with CSRFClient(create_app(settings)) as client:
+        quiz = soup_of(client.get("/cards/test-scaling").text).select_one("#multiple-choice")
+        assert quiz is not None and "undoes the growth" not in quiz.get_text()
+        wrong = client.post("/cards/test-scaling/choice", data={"choice": "c"}, headers=HX)
+        assert "undoes the growth" not in wrong.text
+        right = client.post("/cards/test-scaling/choice", data={"choice": "b"}, headers=HX)
+        notice = soup_of(right.text).select_one(".notice-success")
+        assert notice is not None
+        assert "It undoes the growth of the variance." in notice.get_text()
 
 
 def test_right_option_confirms(client: TestClient) -> None:

@@ -113,6 +113,9 @@ class Choice:
     correct: bool
     flag: str | None
     line: int
+    # Why the correct option is right (the paragraphs under it); a wrong
+    # option's explanation is its red flag.
+    explanation: Rich | None = None
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ card's red flag that explains the mistake, so a wrong pick can show it.
 
 import difflib
 import re
+from dataclasses import replace
 from typing import Any
 
 from markdown_it.token import Token
@@ -41,15 +42,25 @@ def check_multiple_choice(
     if after:
         message = (
             "text after the options is not shown anywhere: move it above the list "
-            "(the prompt) or into the red flag it belongs to"
+            "(the prompt), under the correct option (why it is right) or into the red "
+            "flag it belongs to"
         )
         problems.append(Problem(path, line_of(after[0], offset), message))
     choices: list[Choice] = []
-    for token in options:
+    for token, below in options:
         line = line_of(token, offset)
         choice = _choice(token.content.strip(), len(choices), line, flag_keys, path, problems)
-        if choice is not None:
-            choices.append(choice)
+        if choice is None:
+            continue
+        if has_text(below):
+            if not choice.correct:
+                message = (
+                    "text under a wrong option is not shown: its red flag explains it "
+                    "(only the correct option has an explanation under it)"
+                )
+                problems.append(Problem(path, line_of(_first_mapped(below), offset), message))
+            choice = replace(choice, explanation=render_tokens(below, env, slots=slots))
+        choices.append(choice)
     count_problem = _count_problem(choices)
     if count_problem:
         problems.append(Problem(path, section.line, count_problem))
@@ -59,32 +70,52 @@ def check_multiple_choice(
     return MultipleChoice(prompt=prompt, choices=tuple(choices))
 
 
-def _split_list(tokens: list[Token]) -> tuple[list[Token], list[Token], list[Token]]:
-    """The prompt (before the first list), the options' inline tokens, and what follows.
+Option = tuple[Token, list[Token]]
 
-    Only the first level of the list holds options; nested lists belong to an
-    option's text. What follows the list has no place on the page, so the
-    check reports it.
+
+def _split_list(tokens: list[Token]) -> tuple[list[Token], list[Option], list[Token]]:
+    """The prompt (before the first list), the options, and what follows the list.
+
+    Each option is its first line's inline token and the blocks under it
+    (further paragraphs, nested lists: the explanation of the correct option).
+    What follows the list has no place on the page, so the check reports it.
     """
     prompt: list[Token] = []
-    options: list[Token] = []
+    items: list[list[Token]] = []  # each top-level list item's tokens, without open/close
     after: list[Token] = []
     depth = 0
-    in_list = False
     for token in tokens:
-        if token.type == "bullet_list_open":
-            depth += 1
-            in_list = True
-        elif token.type == "bullet_list_close":
-            depth -= 1
-        elif not in_list:
+        opens = token.type == "bullet_list_open"
+        closes = token.type == "bullet_list_close"
+        top_item = depth == 1 and token.type in ("list_item_open", "list_item_close")
+        depth += opens - closes
+        if not items and depth == 0 and not closes:
             prompt.append(token)
         elif depth == 0:
-            if token.map:
+            if token.map and not closes:
                 after.append(token)
-        elif depth == 1 and token.type == "inline":
-            options.append(token)
-    return prompt, options, after
+        elif top_item and token.type == "list_item_open":
+            items.append([])
+        elif items and not top_item and not (opens and depth == 1):
+            items[-1].append(token)
+    return prompt, [_option(item) for item in items if _has_inline(item)], after
+
+
+def _has_inline(item: list[Token]) -> bool:
+    return any(token.type == "inline" for token in item)
+
+
+def _option(item: list[Token]) -> Option:
+    """An item's first inline token (the option) and the blocks after its paragraph."""
+    first = next(i for i, token in enumerate(item) if token.type == "inline")
+    rest = item[first + 1 :]
+    if rest and rest[0].type == "paragraph_close":
+        rest = rest[1:]
+    return item[first], rest
+
+
+def _first_mapped(tokens: list[Token]) -> Token:
+    return next((token for token in tokens if token.map), tokens[0])
 
 
 def _choice(
@@ -94,7 +125,6 @@ def _choice(
     flag_keys: set[str] | None,
     path: str,
     problems: list[Problem],
-
 ) -> Choice | None:
     match = _OPTION.match(written)
     if not match:
@@ -125,15 +155,16 @@ def _flag_problem(correct: bool, flag: str | None, flag_keys: set[str] | None) -
     known = ", ".join(sorted(flag_keys or ())) or "none yet"
     if not flag:
         return (
-            "wrong option needs '{flag=KEY}' naming the red flag it shows "
-            f"(red flags: {known})"
+            f"wrong option needs '{{flag=KEY}}' naming the red flag it shows (red flags: {known})"
         )
     if " " in flag.strip():
         return f"red flag key '{flag}' has spaces: keys are like {{flag=KEY}} (red flags: {known})"
     if flag_keys is not None and flag.strip() not in flag_keys:
         close = difflib.get_close_matches(flag.strip(), sorted(flag_keys), n=1, cutoff=0.6)
         hint = f": did you mean '{close[0]}'?" if close else ""
-        return f"wrong option names red flag '{flag}', which the card lacks{hint} (red flags: {known})"
+        return (
+            f"wrong option names red flag '{flag}', which the card lacks{hint} (red flags: {known})"
+        )
     return None
 
 
