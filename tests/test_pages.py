@@ -198,7 +198,8 @@ def test_right_option_shows_why_when_the_card_says(settings: Settings) -> None:
     card = settings.content_dir / "testdeck" / "scaling.md"
     card.write_text(
         card.read_text().replace(
-            "- [x] $\\sqrt{d_k}$\n", "- [x] $\\sqrt{d_k}$\n\n  It undoes the growth of the variance.\n"
+            "- [x] $\\sqrt{d_k}$\n",
+            "- [x] $\\sqrt{d_k}$\n\n  It undoes the growth of the variance.\n",
         )
     )
     with CSRFClient(create_app(settings)) as client:
