@@ -88,3 +88,75 @@ def test_the_server_moves_history_when_it_loads_the_content(
         pass
     assert count(database, ReviewItem, "test-scale-factor") == 1
     assert count(database, ReviewItem, "test-scaling") == 0
+
+
+def schedules(database: Database) -> list[tuple[str, str]]:
+    with database.session() as session:
+        rows = session.execute(select(col(ReviewItem.card_id), col(ReviewItem.follow_up))).all()
+    return sorted((card_id, key) for card_id, key in rows)
+
+
+def test_a_renamed_follow_up_keeps_its_schedule(
+    content_dir: Path, database: Database, grade: Grader
+) -> None:
+    snapshot = Library(content_dir).load()
+    grade(snapshot, "test-scaling/why-sqrt", 4, AT)
+    grade(snapshot, "test-scaling/flash", 3, AT)
+    card_file = content_dir / "testdeck" / "scaling.md"
+    card_file.write_text(GOOD_CARD.replace("{#why-sqrt}", "{#why-root-d was=why-sqrt}"))
+    renamed = Library(content_dir).load()
+    assert renamed.all_problems() == []
+    assert renamed.cards["test-scaling"].follow_ups[0].aliases == ("why-sqrt",)
+
+    with database.session() as session:
+        assert adopt_aliases(session, renamed.cards.values()) == 1
+        session.commit()
+    assert schedules(database) == [("test-scaling", "flash"), ("test-scaling", "why-root-d")]
+    with database.session() as session:
+        assert adopt_aliases(session, renamed.cards.values()) == 0
+    # The next review of the renamed follow-up continues its schedule.
+    assert grade(renamed, "test-scaling/why-root-d", 3, AT.replace(day=20)) is not None
+    with database.session() as session:
+        versions = session.scalars(
+            select(col(ReviewItem.version)).where(col(ReviewItem.follow_up) == "why-root-d")
+        ).all()
+    assert versions == [2]
+
+
+def test_a_card_and_its_follow_up_renamed_together(
+    content_dir: Path, database: Database, grade: Grader
+) -> None:
+    grade(Library(content_dir).load(), "test-scaling/why-sqrt", 4, AT)
+    (content_dir / "testdeck" / "scaling.md").write_text(
+        GOOD_CARD.replace(
+            "id: test-scaling", "id: test-scale-factor\naliases: [test-scaling]"
+        ).replace("{#why-sqrt}", "{#why-root-d was=why-sqrt}")
+    )
+    renamed = Library(content_dir).load()
+    with database.session() as session:
+        assert adopt_aliases(session, renamed.cards.values()) == 1 + 1 + 1  # id, totals, key
+        session.commit()
+    assert schedules(database) == [("test-scale-factor", "why-root-d")]
+
+
+def test_old_keys_are_checked(content_dir: Path) -> None:
+    card_file = content_dir / "testdeck" / "scaling.md"
+    cases = {
+        "{#why-sqrt was=Old Key}": "unexpected 'was=Old Key' after the key: write {#why-sqrt was=old-key} "
+        "(old keys separated by commas)",
+        "{#why-sqrt was=why-sqrt}": "old key 'why-sqrt' must be a former key of this follow-up, "
+        "lowercase letters, digits and '-': write {#why-sqrt was=old-key} (old keys separated "
+        "by commas)",
+        "{#why-sqrt old}": "unexpected 'old' after the key: write {#why-sqrt was=old-key} "
+        "(old keys separated by commas)",
+    }
+    for written, message in cases.items():
+        card_file.write_text(GOOD_CARD.replace("{#why-sqrt}", written))
+        [problem] = Library(content_dir).load().all_problems()
+        assert problem.message == message
+        assert (
+            problem.line == GOOD_CARD.splitlines().index("### Why the square root? {#why-sqrt}") + 1
+        )
+    card_file.write_text(GOOD_CARD.replace("{#tuned}", "{#tuned was=tuning}"))
+    [problem] = Library(content_dir).load().all_problems()
+    assert problem.message.startswith("only a follow-up lists old keys")

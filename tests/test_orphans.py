@@ -110,3 +110,81 @@ def test_the_command_lists_and_prunes(content_dir: Path, tmp_path: Path) -> None
     pruned = quizlab("--prune", "--yes")
     assert pruned.returncode == 0 and "2 row(s) deleted; the review log is kept" in pruned.stderr
     assert "no orphaned history" in quizlab().stderr
+
+
+def test_the_check_warns_about_history_a_rename_would_lose(
+    content_dir: Path, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    env = {**os.environ, "QUIZLAB_CONTENT_DIR": str(content_dir), "QUIZLAB_DATA_DIR": str(data)}
+    env.pop("QUIZLAB_DATABASE_URL", None)
+    scaling = content_dir / "testdeck" / "scaling.md"
+
+    def history_warnings(*args: str) -> list[str]:
+        """The check's warnings about history (the test cards have others: below standard)."""
+        result = subprocess.run(
+            [sys.executable, "-m", "app", "check", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        return [line for line in result.stdout.splitlines() if "schedule(s)" in line]
+
+    assert history_warnings() == []
+    assert not data.exists()  # no database yet: none is made to look
+    database = Database(f"sqlite:///{(data / 'quizlab.sqlite3').resolve()}")
+    database.upgrade()
+    grade = Grader(database, Learner(database.local_user_id, ZoneInfo("UTC")))
+    snapshot = Library(content_dir).load()
+    grade(snapshot, "test-scaling/flash", 3, AT)
+    grade(snapshot, "test-other", 3, AT)
+    database.dispose()
+    assert history_warnings() == []  # nothing renamed yet
+
+    scaling.write_text(GOOD_CARD.replace("{#flash}", "{#flash-attention}"))
+    line = GOOD_CARD.splitlines().index("## Follow-ups") + 1
+    [warning] = history_warnings()
+    assert warning.endswith(
+        f"testdeck/scaling.md:{line}: warning: follow-up key 'flash' has 1 learner schedule(s) "
+        "and no follow-up has it now: if you renamed it, write {#flash-attention was=flash}"
+    )
+    assert history_warnings("--no-history") == []
+    scaling.write_text(GOOD_CARD.replace("{#flash}", "{#flash-attention was=flash}"))
+    assert history_warnings() == []  # the server moves it when it loads the content
+
+    scaling.write_text(
+        GOOD_CARD.replace("{#flash}", "{#flash-attention was=flash}").replace(
+            "[the other card](card:test-other)", "the other card"
+        )
+    )
+    (content_dir / "testdeck" / "other.md").unlink()
+    [gone] = history_warnings()
+    assert gone.endswith(
+        ":1: warning: card id 'test-other' has 1 learner schedule(s) and 1 logged review(s) "
+        "and no card has it now: add 'aliases: [test-other]' to the card that replaced it, "
+        "or remove the history with 'quizlab progress orphans --prune'"
+    )
+    assert history_warnings(str(scaling)) == []  # one file checked: the lost card is not its
+
+
+def test_the_check_goes_on_when_the_database_does_not_answer(
+    content_dir: Path, tmp_path: Path
+) -> None:
+    env = {
+        **os.environ,
+        "QUIZLAB_CONTENT_DIR": str(content_dir),
+        "QUIZLAB_DATA_DIR": str(tmp_path / "data"),
+        # A port nothing listens on.
+        "QUIZLAB_DATABASE_URL": "postgresql+psycopg://quizlab:quizlab@127.0.0.1:9/quizlab",
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "app", "check"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Review history not checked: the database did not answer" in result.stderr

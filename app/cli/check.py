@@ -5,12 +5,18 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from app.content.card import Problem
 from app.content.library import Library, card_files, check_paths, display_path
-from app.settings import Settings
+from app.settings import Settings, get_settings
 
 Echo = Callable[..., None]
+
+EXIT_PROBLEMS = 1
+EXIT_USAGE = 2
 
 
 def _demo_problems(targets: list[Path], settings: Settings, echo: Echo) -> list[Problem]:
@@ -39,6 +45,37 @@ def _demo_problems(targets: list[Path], settings: Settings, echo: Echo) -> list[
         return [Problem(path, 1, f"live check unavailable: {exc}") for path in sorted(wanted)]
 
 
+def _history_problems(targets: list[Path], settings: Settings, echo: Echo) -> list[Problem]:
+    """Warnings for history in the configured database that no card or follow-up has now.
+
+    Only read: a SQLite file that does not exist means no history (none is
+    made), and a database that does not answer is a note, not a failure.
+    """
+    from sqlalchemy.exc import SQLAlchemyError
+    from sqlalchemy.orm import Session
+
+    from app.practice.orphans import find_orphans, orphan_problems
+    from app.storage.database import peek_engine
+
+    engine = peek_engine(settings.resolved_database_url)
+    if engine is None:
+        return []
+    cards = Library(settings.content_dir, *targets).load().cards.values()
+    try:
+        with Session(engine) as session:
+            orphans = find_orphans(session, cards)
+    except SQLAlchemyError as exc:
+        reason = (str(getattr(exc, "orig", None) or exc).splitlines() or ["no reason given"])[0]
+        echo(f"Review history not checked: the database did not answer ({reason})", err=True)
+        return []
+    finally:
+        engine.dispose()
+    checked = {display_path(p) for p in card_files(targets)}
+    content = settings.content_dir.resolve()
+    whole = any(target.resolve() == content for target in targets)
+    return orphan_problems(orphans, cards, checked, display_path(content) if whole else None)
+
+
 def run_check(
     targets: list[Path],
     settings: Settings,
@@ -47,12 +84,16 @@ def run_check(
     echo: Echo,
     strict: bool = False,
     run_code: bool = False,
+    history: bool = True,
 ) -> bool:
     """Print every problem as ``path:line: message``; True when the check fails.
 
-    Warnings are printed too; they fail the check only when ``strict``.
+    Warnings are printed too; they fail the check only when ``strict``. With
+    ``history``, review history that lost its card or follow-up is a warning.
     """
     found = check_paths(targets, settings.content_dir, warnings=True)
+    if history:
+        found += _history_problems(targets, settings, echo)
     if strict:
         found = [replace(p, warning=False) for p in found]
     problems = [p for p in found if not p.warning]
@@ -100,3 +141,69 @@ def watch_and_check(
                 run_check(targets, settings, run_demos=run_demos, echo=echo, strict=strict)
     except KeyboardInterrupt:
         echo("Stopped watching.", err=True)
+
+
+def check(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Card files or folders to check (default: the content folder)."),
+    ] = None,
+    run_demos: Annotated[
+        bool,
+        typer.Option(
+            "--run-demos",
+            help="Also run every live number through a demo worker (QUIZLAB_WORKER_URL, or a "
+            "local one started for the check) and fail where claim and measurement disagree.",
+        ),
+    ] = False,
+    watch: Annotated[
+        bool,
+        typer.Option("--watch", help="Check again every time a card file changes (Ctrl-C stops)."),
+    ] = False,
+    strict: Annotated[
+        bool,
+        typer.Option("--strict", help="Fail on warnings too (what CI runs on the bundled cards)."),
+    ] = False,
+    run_code: Annotated[
+        bool,
+        typer.Option(
+            "--run-code",
+            help="Run every ```python run block in a sandboxed subprocess and compare its "
+            "output with the block that follows.",
+        ),
+    ] = False,
+    history: Annotated[
+        bool,
+        typer.Option(
+            "--history/--no-history",
+            help="Warn about review history in the configured database whose card id or "
+            "follow-up key no card has now (a rename without 'aliases:' or 'was='). "
+            "Read only; skipped when there is no database yet.",
+        ),
+    ] = True,
+) -> None:
+    """Check cards and print each problem as path:line: message.
+
+    Exit status: 0 when every card is clean (warnings allowed unless --strict),
+    1 when there are problems, 2 on a usage error such as a path that does not
+    exist.
+    """
+    settings = get_settings()
+    targets = paths or [settings.content_dir]
+    missing = [str(p) for p in targets if not p.exists()]
+    if missing:
+        typer.echo(f"quizlab check: no such file or folder: {', '.join(missing)}", err=True)
+        raise typer.Exit(EXIT_USAGE)
+    if watch:
+        watch_and_check(targets, settings, run_demos=run_demos, echo=typer.echo, strict=strict)
+        return
+    if run_check(
+        targets,
+        settings,
+        run_demos=run_demos,
+        echo=typer.echo,
+        strict=strict,
+        run_code=run_code,
+        history=history,
+    ):
+        raise typer.Exit(EXIT_PROBLEMS)

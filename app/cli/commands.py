@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from app.cli.check import EXIT_PROBLEMS, EXIT_USAGE, check
 from app.cli.export import export_cli
 from app.cli.proxy import proxy_options
 from app.settings import get_settings
@@ -20,9 +21,6 @@ cli = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-EXIT_PROBLEMS = 1
-EXIT_USAGE = 2
 
 
 @cli.command()
@@ -104,58 +102,7 @@ def worker(
     uvicorn.run("app.worker.api:create_worker_app", factory=True, host=host, port=port)
 
 
-@cli.command()
-def check(
-    paths: Annotated[
-        list[Path] | None,
-        typer.Argument(help="Card files or folders to check (default: the content folder)."),
-    ] = None,
-    run_demos: Annotated[
-        bool,
-        typer.Option(
-            "--run-demos",
-            help="Also run every live number through a demo worker (QUIZLAB_WORKER_URL, or a "
-            "local one started for the check) and fail where claim and measurement disagree.",
-        ),
-    ] = False,
-    watch: Annotated[
-        bool,
-        typer.Option("--watch", help="Check again every time a card file changes (Ctrl-C stops)."),
-    ] = False,
-    strict: Annotated[
-        bool,
-        typer.Option("--strict", help="Fail on warnings too (what CI runs on the bundled cards)."),
-    ] = False,
-    run_code: Annotated[
-        bool,
-        typer.Option(
-            "--run-code",
-            help="Run every ```python run block in a sandboxed subprocess and compare its "
-            "output with the block that follows.",
-        ),
-    ] = False,
-) -> None:
-    """Check cards and print each problem as path:line: message.
-
-    Exit status: 0 when every card is clean (warnings allowed unless --strict),
-    1 when there are problems, 2 on a usage error such as a path that does not
-    exist.
-    """
-    from app.cli.check import run_check, watch_and_check
-
-    settings = get_settings()
-    targets = paths or [settings.content_dir]
-    missing = [str(p) for p in targets if not p.exists()]
-    if missing:
-        typer.echo(f"quizlab check: no such file or folder: {', '.join(missing)}", err=True)
-        raise typer.Exit(EXIT_USAGE)
-    if watch:
-        watch_and_check(targets, settings, run_demos=run_demos, echo=typer.echo, strict=strict)
-        return
-    if run_check(
-        targets, settings, run_demos=run_demos, echo=typer.echo, strict=strict, run_code=run_code
-    ):
-        raise typer.Exit(EXIT_PROBLEMS)
+cli.command()(check)
 
 
 @cli.command()

@@ -94,6 +94,8 @@ class FollowUp:
     question_text: str
     approach: Rich
     line: int
+    # Former keys (``{#key was=old}``): schedules under them move to ``key``.
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

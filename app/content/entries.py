@@ -1,7 +1,9 @@
 """Follow-ups and red flags: the ``###`` entries with a stable ``{#key}``.
 
 Progress and multiple-choice options refer to an entry by its key, so a key
-must be written, well formed and unique within its section.
+must be written, well formed and unique within its section. A follow-up whose
+key changed lists its old keys, ``{#new-key was=old-key}``, and its learners'
+schedules move to the new key (app.practice.aliases).
 :func:`check_entries` reports what is wrong and keeps the good entries;
 :func:`render_follow_ups` and :func:`render_red_flags` render them.
 """
@@ -27,6 +29,13 @@ class KeyedEntry(NamedTuple):
     title: str
     tokens: list[Token]
     line: int
+    former: tuple[str, ...] = ()  # old keys, from ``was=``
+
+
+def _split_key(written: str) -> tuple[str, list[str]]:
+    """``new-key was=old-key`` -> (``new-key``, [``was=old-key``])."""
+    key, *rest = written.split() or [""]
+    return key, rest
 
 
 def _keyed_item(tokens: list[Token]) -> bool:
@@ -67,15 +76,42 @@ def _check_entry(entry: Entry, kind: str, keys: dict[str, int]) -> KeyedEntry | 
     if entry.key is None:
         suggestion = _suggested_key(entry.title)
         return f"{kind} '{entry.title}' needs a stable key: end the heading with {{#{suggestion}}}"
-    if not ID_PATTERN.match(entry.key):
-        return f"{kind} key '{entry.key}' must be lowercase letters, digits and '-'"
-    if entry.key in keys:
-        return f"{kind} key '{entry.key}' is used twice (first on line {keys[entry.key]})"
-    keys[entry.key] = entry.line
+    key, rest = _split_key(entry.key)
+    if not ID_PATTERN.match(key):
+        return f"{kind} key '{key}' must be lowercase letters, digits and '-'"
+    if key in keys:
+        return f"{kind} key '{key}' is used twice (first on line {keys[key]})"
+    keys[key] = entry.line
     if not has_text(entry.tokens):
         what = "its approach" if kind == "follow-up" else "why it is wrong and what to say instead"
         return f"{kind} '{entry.title}' has no body: write {what}"
-    return KeyedEntry(entry.key, entry.title, entry.tokens, entry.line)
+    former = _former_keys(rest, key, kind)
+    if isinstance(former, str):
+        return former
+    return KeyedEntry(key, entry.title, entry.tokens, entry.line, former)
+
+
+def _former_keys(rest: list[str], key: str, kind: str) -> tuple[str, ...] | str:
+    """The old keys of ``was=a,b``, or what is wrong with them."""
+    if not rest:
+        return ()
+    usage = f"write {{#{key} was=old-key}} (old keys separated by commas)"
+    if kind != "follow-up":
+        return (
+            f"only a follow-up lists old keys (its learners' schedules move to the new one); "
+            f"a red flag's key can change freely: write {{#{key}}} and update the options' "
+            "{flag=...}"
+        )
+    if len(rest) != 1 or not rest[0].startswith("was="):
+        return f"unexpected '{' '.join(rest)}' after the key: {usage}"
+    former = tuple(old.strip() for old in rest[0].removeprefix("was=").split(","))
+    bad = [old for old in former if not ID_PATTERN.match(old) or old == key]
+    if bad:
+        return (
+            f"old key '{bad[0]}' must be a former key of this follow-up, lowercase letters, "
+            f"digits and '-': {usage}"
+        )
+    return former
 
 
 def _suggested_key(title: str, limit: int = 40) -> str:
@@ -93,13 +129,13 @@ def written_keys(section: RawSection | None) -> set[str] | None:
     # Every key written counts, so a red flag missing its body is reported once
     # (by check_entries), not again by each option that names it. None: no
     # section (reported already), so there is nothing to check names against.
-    return {entry.key for entry in section.entries if entry.key} if section else None
+    return {_split_key(entry.key)[0] for entry in section.entries if entry.key} if section else None
 
 
 def render_follow_ups(
     entries: list[KeyedEntry], env: dict[str, Any], slots: list[LiveBinding | EmbeddedDemo]
 ) -> tuple[FollowUp, ...]:
-    return tuple(FollowUp(*_rendered(entry, env, slots)) for entry in entries)
+    return tuple(FollowUp(*_rendered(entry, env, slots), aliases=entry.former) for entry in entries)
 
 
 def render_red_flags(

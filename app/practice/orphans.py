@@ -17,7 +17,8 @@ from sqlalchemy import delete, func, select, tuple_
 from sqlalchemy.orm import Session
 from sqlmodel import col
 
-from app.content.card import Card
+from app.content.card import Card, Problem
+from app.practice.aliases import key_renames, renames
 from app.storage.models import ANSWER, CardActivity, ReviewItem, ReviewLog
 
 
@@ -98,3 +99,55 @@ def prune_orphans(session: Session, orphans: list[Orphan]) -> int:
         result = session.execute(delete(ReviewItem).where(pair.in_(keys)))
         deleted += int(result.rowcount)  # type: ignore[attr-defined]
     return deleted
+
+
+def orphan_problems(
+    orphans: Iterable[Orphan], cards: Iterable[Card], checked: set[str], content: str | None
+) -> list[Problem]:
+    """Warnings for ``quizlab check``: history that no card or follow-up has now.
+
+    Each is reported on the card that most likely replaced it, if that card is
+    among the ``checked`` paths; a card id with no likely heir on ``content``
+    (the content folder's shown path, when the whole folder is checked).
+    """
+    cards = list(cards)
+    by_id = {card.id: card for card in cards}
+    # History under an alias or a was= key moves when the server next loads the content.
+    moving = set(renames(cards)) | {f"{card}/{key}" for card, key in key_renames(cards)}
+    problems = []
+    for orphan in orphans:
+        if orphan.card_id in moving or f"{orphan.card_id}/{orphan.follow_up}" in moving:
+            continue
+        card = by_id.get(orphan.card_id if orphan.follow_up else orphan.renamed_to or "")
+        if orphan.follow_up and card is not None and card.path in checked:
+            problems.append(_lost_follow_up(orphan, card))
+        elif not orphan.follow_up and card is not None and card.path in checked:
+            message = (
+                f"card id '{orphan.card_id}' has {_history(orphan)} and no card has it now: "
+                f"if this card replaced it, add 'aliases: [{orphan.card_id}]'"
+            )
+            problems.append(Problem(card.path, card.id_line, message, warning=True))
+        elif not orphan.follow_up and card is None and content is not None:
+            message = (
+                f"card id '{orphan.card_id}' has {_history(orphan)} and no card has it now: "
+                f"add 'aliases: [{orphan.card_id}]' to the card that replaced it, or remove "
+                "the history with 'quizlab progress orphans --prune'"
+            )
+            problems.append(Problem(content, 1, message, warning=True))
+    return problems
+
+
+def _history(orphan: Orphan) -> str:
+    logged = f" and {orphan.reviews} logged review(s)" if orphan.reviews else ""
+    return f"{orphan.items} learner schedule(s){logged}"
+
+
+def _lost_follow_up(orphan: Orphan, card: Card) -> Problem:
+    keys = [f.key for f in card.follow_ups]
+    close = difflib.get_close_matches(orphan.follow_up, keys, n=1, cutoff=0.5)
+    new = close[0] if close else "new-key"
+    message = (
+        f"follow-up key '{orphan.follow_up}' has {_history(orphan)} and no follow-up has it "
+        f"now: if you renamed it, write {{#{new} was={orphan.follow_up}}}"
+    )
+    return Problem(card.path, card.sections["Follow-ups"].line, message, warning=True)

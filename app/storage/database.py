@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from alembic import command
 from alembic.config import Config
@@ -71,6 +72,23 @@ def make_engine(url: str) -> Engine:
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     return create_engine(url, pool_pre_ping=True)
+
+
+def peek_engine(url: str) -> Engine | None:
+    """An engine that only looks: None for a SQLite file that does not exist (none is
+    made), a read-only connection to one that does, a 3-second connect timeout to a server.
+
+    For tools that read history if there is any (``quizlab check``), never a request.
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if not parsed.database or parsed.database == ":memory:":
+            return None
+        path = Path(parsed.database)
+        if not path.is_file():
+            return None
+        return create_engine(f"sqlite:///file:{quote(str(path.resolve()))}?mode=ro&uri=true")
+    return create_engine(url, connect_args={"connect_timeout": 3})
 
 
 def alembic_config(connection: Connection | None = None, url: str | None = None) -> Config:

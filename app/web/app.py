@@ -14,7 +14,7 @@ from app.content.library import Library, Snapshot
 from app.content.watching import watch
 from app.live.client import WorkerClient
 from app.live.results import LiveResults
-from app.practice.aliases import adopt_aliases, renames
+from app.practice.aliases import adopt_aliases, key_renames, renames
 from app.settings import Settings, get_settings
 from app.storage.database import Database
 from app.storage.results import DatabaseResultStore
@@ -48,8 +48,8 @@ logger = logging.getLogger(__name__)
 
 
 def _adopt_aliases(database: Database, snapshot: Snapshot) -> None:
-    """Move history kept under renamed cards' old ids (``aliases:``) to their ids."""
-    if not renames(snapshot.cards.values()):
+    """Move history kept under renamed cards' old ids and follow-ups' old keys."""
+    if not renames(snapshot.cards.values()) and not key_renames(snapshot.cards.values()):
         return
     with database.session() as session:
         moved = adopt_aliases(session, snapshot.cards.values())
