@@ -777,7 +777,7 @@ def compose_like(podman: Podman, work: Path, timings: Timings) -> None:
     )
     log(f"resident memory after these requests: {memory}")
 
-    with timings.step("compose: a card edited on the host shows on both replicas"):
+    with timings.step("compose: a card edited on the host shows on both replicas (reloading)"):
         card_file = content / "attention" / "scaling-factor.md"
         title = "title: The scaling factor in scaled dot-product attention"
         text = card_file.read_text()
@@ -807,6 +807,9 @@ def start_web(
             "QUIZLAB_DATABASE_URL": database_url,
             "QUIZLAB_WORKER_URL": f"http://127.0.0.1:{worker_port}",
             "HEALTHCHECK_URL": f"http://127.0.0.1:{port}/healthz",
+            # The images do not watch content by default; compose's .env turns it
+            # on for authoring, as the host-edit step below needs.
+            "QUIZLAB_RELOAD_CONTENT": "true",
         },
         mounts=["smoke-web-data:/data", f"{content}:/app/content:ro"],
     )
