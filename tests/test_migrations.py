@@ -176,3 +176,36 @@ def test_a_new_sqlite_file_is_readable_by_its_owner_only(tmp_path: Path) -> None
             }
     finally:
         db.dispose()
+
+
+def test_choice_red_flags_arrive_without_touching_the_append_only_rows(
+    database_url: str,
+) -> None:
+    """0008 adds a column in place: earlier attempts read "", the triggers stay, both ways."""
+    db = Database(database_url)
+    now = datetime.now(UTC).replace(tzinfo=None)
+    try:
+        db.upgrade("0007")
+        with db.engine.begin() as connection:
+            connection.execute(
+                text(
+                    "INSERT INTO choice_attempt (uid, user_id, card_id, choice, choice_text,"
+                    " correct, attempted_at) VALUES ('a', 1, 'c', 'a', '', false, :now)"
+                ),
+                {"now": now},
+            )
+        db.upgrade()
+        with db.engine.connect() as connection:
+            assert (
+                connection.execute(text("SELECT red_flag FROM choice_attempt")).scalar_one() == ""
+            )
+        for step, revision in ((command.downgrade, "0007"), (command.upgrade, "head")):
+            with db.engine.begin() as connection:
+                step(alembic_config(connection), revision)
+            with (
+                pytest.raises(sqlalchemy.exc.DBAPIError, match="append-only"),
+                db.engine.begin() as connection,
+            ):
+                connection.execute(text("DELETE FROM choice_attempt"))
+    finally:
+        db.dispose()

@@ -344,6 +344,24 @@ def test_multiple_choice_attempts_are_recorded(client: TestClient, content_dir: 
     quiz = Library(content_dir).load().cards["test-scaling"].multiple_choice
     assert quiz is not None
     assert choices[1]["choice_text"] == quiz.choices[1].text  # the wording, as it was then
+    # The option's identity: the red flag a wrong one shows, "" for the right one.
+    assert [c["red_flag"] for c in choices] == ["sqrt-d-model", ""]
     # An option that does not exist is refused and not recorded.
     assert client.post("/cards/test-scaling/choice", data={"choice": "z"}).status_code == 422
     assert len(client.get("/progress").json()["choices"]) == 2
+
+
+def test_reordered_options_keep_what_an_old_answer_meant(
+    client: TestClient, content_dir: Path
+) -> None:
+    client.post("/cards/test-scaling/choice", data={"choice": "a"}, headers=HX)
+    card_file = content_dir / "testdeck" / "scaling.md"
+    text = card_file.read_text()
+    first = "- [ ] $\\sqrt{d_\\text{model}}$ {flag=sqrt-d-model}\n"
+    last = "- [ ] a tuned constant {flag=tuned}\n"
+    assert first in text and last in text
+    card_file.write_text(text.replace(first, "").replace(last, last + first))
+    reordered = Library(content_dir).load().cards["test-scaling"].multiple_choice
+    assert reordered is not None and reordered.choice("a").flag != "sqrt-d-model"  # type: ignore[union-attr]
+    [attempt] = client.get("/progress").json()["choices"]
+    assert (attempt["choice"], attempt["red_flag"]) == ("a", "sqrt-d-model")

@@ -75,6 +75,7 @@ def record_choice(
             card_id=card_id,
             choice=choice.key,
             choice_text=choice.text,
+            red_flag=choice.flag or "",
             correct=choice.correct,
             attempted_at=at,
         )
@@ -106,6 +107,8 @@ class ExportedChoice(BaseModel):
     card_id: str = Field(pattern=_ID)
     choice: str = Field(min_length=1, max_length=8)
     choice_text: Text = Field(default="", max_length=MAX_ANSWER_LENGTH)
+    # Added in the same version: the option's identity; "" in older exports.
+    red_flag: str = Field(default="", pattern=r"^$|" + _ID)
     correct: bool
     attempted_at: When
 
@@ -154,6 +157,7 @@ def _choice_record(row: ChoiceAttempt) -> dict[str, Any]:
         "card_id": row.card_id,
         "choice": row.choice,
         "choice_text": row.choice_text,
+        "red_flag": row.red_flag,
         "correct": row.correct,
         "attempted_at": _iso(row.attempted_at),
     }

@@ -195,9 +195,14 @@ class ChoiceAttempt(SQLModel, table=True):
     uid: str = Field(sa_type=String(UID_LENGTH))
     user_id: int = Field(foreign_key="app_user.id")
     card_id: str = Field(sa_type=String(ID_LENGTH))
-    choice: str = Field(sa_type=String(8))  # "a", "b", ... as shown then
+    choice: str = Field(sa_type=String(8))  # "a", "b", ... in the order written then
     # The option's text then: the letters move when an author reorders options.
     choice_text: str = Field(default="", sa_type=Text)
+    # The option's identity: the key of the red flag a wrong option shows ("" for the
+    # correct one, and for attempts from before revision 0008).
+    red_flag: str = Field(
+        default="", sa_type=String(ID_LENGTH), sa_column_kwargs={"server_default": ""}
+    )
     correct: bool = Field(sa_type=Boolean)
     attempted_at: datetime = Field(sa_type=UTCDateTime)
 
