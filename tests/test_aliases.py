@@ -157,6 +157,23 @@ def test_old_keys_are_checked(content_dir: Path) -> None:
         assert (
             problem.line == GOOD_CARD.splitlines().index("### Why the square root? {#why-sqrt}") + 1
         )
+    flash_line = GOOD_CARD.splitlines().index("### What does FlashAttention do? {#flash}") + 1
+    card_file.write_text(GOOD_CARD.replace("{#flash}", "{#flash was=why-sqrt}"))
+    [problem] = Library(content_dir).load().all_problems()
+    assert (problem.line, problem.message) == (
+        flash_line,
+        f"old key 'why-sqrt' is the key of the follow-up on line {flash_line - 4}: "
+        "an old key is one no follow-up has any more",
+    )
+    card_file.write_text(
+        GOOD_CARD.replace("{#flash}", "{#flash was=old}").replace(
+            "{#why-sqrt}", "{#why-sqrt was=old}"
+        )
+    )
+    problems = Library(content_dir).load().all_problems()
+    assert [p.message for p in problems] == [
+        "old key 'old' is listed by two follow-ups: give it to one of them"
+    ] * 2
     card_file.write_text(GOOD_CARD.replace("{#tuned}", "{#tuned was=tuning}"))
     [problem] = Library(content_dir).load().all_problems()
     assert problem.message.startswith("only a follow-up lists old keys")

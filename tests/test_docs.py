@@ -106,6 +106,8 @@ MISTAKES = [
     ("{#why-sqrt}", "{#why-sqrt was=a b}"),
     ("{#why-sqrt}", "{#why-sqrt was=why-sqrt}"),
     ("{#heads}", "{#heads was=head-count}"),
+    ("{#flash}", "{#flash was=why-sqrt}"),
+    ("{#flash}", "{#flash was=gone}\n\nIt scales.\n\n### Another {#another was=gone}"),
     (
         "- [ ] a tuned constant {flag=tuned}\n",
         "- [ ] a tuned constant {flag=tuned}\n\n  Tuning is what people think.\n",

@@ -68,7 +68,34 @@ def check_entries(
             problems.append(Problem(path, entry.line, checked))
         else:
             result.append(checked)
-    return result
+    return [entry for entry in result if not _clashes(entry, keys, result, path, problems)]
+
+
+def _clashes(
+    entry: KeyedEntry,
+    keys: dict[str, int],
+    entries: list[KeyedEntry],
+    path: str,
+    problems: list[Problem],
+) -> bool:
+    """Whether an old key of ``entry`` is still in use or claimed twice (reported).
+
+    Schedules under an old key move to the new one, so an old key that is some
+    follow-up's current key would take that follow-up's history away.
+    """
+    for old in entry.former:
+        if old in keys:
+            message = (
+                f"old key '{old}' is the key of the follow-up on line {keys[old]}: "
+                "an old key is one no follow-up has any more"
+            )
+        elif any(old in other.former for other in entries if other is not entry):
+            message = f"old key '{old}' is listed by two follow-ups: give it to one of them"
+        else:
+            continue
+        problems.append(Problem(path, entry.line, message))
+        return True
+    return False
 
 
 def _check_entry(entry: Entry, kind: str, keys: dict[str, int]) -> KeyedEntry | str:
