@@ -77,6 +77,21 @@ def test_an_alias_that_is_still_a_card_is_an_error(content_dir: Path) -> None:
     assert problem.message.endswith("other.md: an alias is an id no card has any more")
 
 
+def test_an_alias_two_cards_list_is_an_error(content_dir: Path) -> None:
+    (content_dir / "testdeck" / "scaling.md").write_text(
+        GOOD_CARD.replace("id: test-scaling", "id: test-scaling\naliases: [test-old]")
+    )
+    other = content_dir / "testdeck" / "other.md"
+    other.write_text(
+        other.read_text().replace("id: test-other", "id: test-other\naliases: [test-old]")
+    )
+    problems = sorted(Library(content_dir).load().all_problems())
+    assert [p.message.split(" is also listed by ")[0] for p in problems] == ["alias 'test-old'"] * 2
+    assert all(p.message.endswith(": its history can move to one card only") for p in problems)
+    assert problems[0].message.startswith("alias 'test-old' is also listed by ")
+    assert "other.md" in problems[1].message or "other.md" in problems[0].message
+
+
 def test_the_server_moves_history_when_it_loads_the_content(
     content_dir: Path, db_settings: Settings, database: Database, grade: Grader
 ) -> None:

@@ -239,7 +239,11 @@ class Library:
 def _check_across(
     cards: dict[str, Card], written_ids: set[str], problems: dict[str, list[Problem]]
 ) -> None:
-    """Links to cards that do not exist, and aliases that are still another card's id."""
+    """Links to cards that do not exist, and aliases that are still an id or claimed twice."""
+    claims: dict[str, list[Card]] = {}
+    for card in cards.values():
+        for alias in card.aliases:
+            claims.setdefault(alias, []).append(card)
     for card in cards.values():
         found = [
             Problem(card.path, link.line, _missing_link(link.card_id, cards))
@@ -255,6 +259,17 @@ def _check_across(
             )
             for alias in card.aliases
             if alias in cards
+        ]
+        found += [
+            Problem(
+                card.path,
+                card.id_line,
+                f"alias '{alias}' is also listed by "
+                f"{', '.join(other.path for other in claims[alias] if other is not card)}: "
+                "its history can move to one card only",
+            )
+            for alias in card.aliases
+            if alias not in cards and len(claims[alias]) > 1
         ]
         if found:
             problems.setdefault(card.path, []).extend(found)
