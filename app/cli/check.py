@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from app.content.card import Problem
-from app.content.library import Library, card_files, check_paths, display_path
+from app.content.library import Library, Snapshot, card_files, display_path, problems_in
 from app.settings import Settings, get_settings
 
 Echo = Callable[..., None]
@@ -19,13 +19,14 @@ EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
 
 
-def _demo_problems(targets: list[Path], settings: Settings, echo: Echo) -> list[Problem]:
+def _demo_problems(
+    snapshot: Snapshot, targets: list[Path], settings: Settings, echo: Echo
+) -> list[Problem]:
     from app.live.client import WorkerClient
     from app.live.localworker import LocalWorker, LocalWorkerError
     from app.live.results import verify_cards
 
     wanted = {display_path(p) for p in card_files(targets)}
-    snapshot = Library(settings.content_dir, *targets).load()
     cards = [card for card in snapshot.cards.values() if card.path in wanted and card.bindings]
 
     async def verify(url: str) -> list[Problem]:
@@ -45,7 +46,9 @@ def _demo_problems(targets: list[Path], settings: Settings, echo: Echo) -> list[
         return [Problem(path, 1, f"live check unavailable: {exc}") for path in sorted(wanted)]
 
 
-def _history_problems(targets: list[Path], settings: Settings, echo: Echo) -> list[Problem]:
+def _history_problems(
+    snapshot: Snapshot, targets: list[Path], settings: Settings, echo: Echo
+) -> list[Problem]:
     """Warnings for history in the configured database that no card or follow-up has now.
 
     Only read: a SQLite file that does not exist means no history (none is
@@ -60,7 +63,7 @@ def _history_problems(targets: list[Path], settings: Settings, echo: Echo) -> li
     engine = peek_engine(settings.resolved_database_url)
     if engine is None:
         return []
-    cards = Library(settings.content_dir, *targets).load().cards.values()
+    cards = snapshot.cards.values()
     try:
         with Session(engine) as session:
             orphans = find_orphans(session, cards)
@@ -91,9 +94,12 @@ def run_check(
     Warnings are printed too; they fail the check only when ``strict``. With
     ``history``, review history that lost its card or follow-up is a warning.
     """
-    found = check_paths(targets, settings.content_dir, warnings=True)
+    # One reading of the content serves every part of the check: duplicate ids
+    # and card links are resolved against the whole content folder.
+    snapshot = Library(settings.content_dir, *targets).load()
+    found = problems_in(snapshot, targets, warnings=True)
     if history:
-        found += _history_problems(targets, settings, echo)
+        found += _history_problems(snapshot, targets, settings, echo)
     if strict:
         found = [replace(p, warning=False) for p in found]
     problems = [p for p in found if not p.warning]
@@ -103,7 +109,7 @@ def run_check(
         problems = code_problems(targets)
     if run_demos and not problems:
         # Only a card that passes the other checks has numbers worth measuring.
-        problems = _demo_problems(targets, settings, echo)
+        problems = _demo_problems(snapshot, targets, settings, echo)
     warnings = [p for p in found if p.warning]
     for problem in sorted(problems + warnings):
         echo(str(problem))

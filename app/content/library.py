@@ -336,7 +336,11 @@ def check_paths(paths: list[Path], content_root: Path, *, warnings: bool = False
     Duplicate ids and card links are resolved against ``content_root`` as well,
     so checking one file still catches an id that another deck already uses.
     """
+    return problems_in(Library(content_root, *paths).load(), paths, warnings=warnings)
+
+
+def problems_in(snapshot: Snapshot, paths: list[Path], *, warnings: bool = False) -> list[Problem]:
+    """The snapshot's problems (and warnings, when asked) in the given files or folders."""
     wanted = {display_path(p) for p in card_files(paths)}
-    snapshot = Library(content_root, *paths).load()
     found = snapshot.all_problems() + (snapshot.all_warnings() if warnings else [])
     return sorted(p for p in found if p.path in wanted)
