@@ -113,10 +113,10 @@ def orphan_problems(
     cards = list(cards)
     by_id = {card.id: card for card in cards}
     # History under an alias or a was= key moves when the server next loads the content.
-    moving = set(renames(cards)) | {f"{card}/{key}" for card, key in key_renames(cards)}
+    moving_ids, moving_keys = set(renames(cards)), set(key_renames(cards))
     problems = []
     for orphan in orphans:
-        if orphan.card_id in moving or f"{orphan.card_id}/{orphan.follow_up}" in moving:
+        if orphan.card_id in moving_ids or (orphan.card_id, orphan.follow_up) in moving_keys:
             continue
         card = by_id.get(orphan.card_id if orphan.follow_up else orphan.renamed_to or "")
         if orphan.follow_up and card is not None and card.path in checked:
