@@ -11,6 +11,8 @@ from typing import Any
 from app.demos.spec import DemoSpec
 from app.demos.specs import (
     divisor,
+    evaluation_ab_sample_size,
+    evaluation_calibration,
     evaluation_interval,
     evaluation_pass_at_k,
     evaluation_perplexity,
@@ -50,6 +52,8 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         evaluation_interval.EVAL_INTERVAL,
         evaluation_pass_at_k.PASS_AT_K,
         evaluation_perplexity.PERPLEXITY,
+        evaluation_calibration.CALIBRATION,
+        evaluation_ab_sample_size.AB_SAMPLE_SIZE,
         training_optimizer_memory.OPTIMIZER_MEMORY,
         training_llama.LLAMA_PARAMS,
         training_init_loss.INIT_LOSS,

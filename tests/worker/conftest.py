@@ -32,6 +32,8 @@ SMALL: dict[str, dict[str, Any]] = {
     "eval_interval": {"items": 50, "resamples": 100, "trials": 200},
     "pass_at_k": {"problems": 10, "samples": 20, "k": 5},
     "perplexity": {"vocab": 16, "tokens": 64, "chunks": 4},
+    "calibration": {"classes": 4, "samples": 1000, "bins": 5},
+    "ab_sample_size": {"simulations": 1000},
     "optimizer_memory": {"width": 16},
     "llama_params": {
         "vocab": 64,

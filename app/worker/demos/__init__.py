@@ -10,6 +10,8 @@ from typing import Any
 from app.demos.catalog import UnknownDemo
 from app.worker.demo import Demo
 from app.worker.demos.divisor import DIVISOR
+from app.worker.demos.evaluation_ab_sample_size import AB_SAMPLE_SIZE
+from app.worker.demos.evaluation_calibration import CALIBRATION
 from app.worker.demos.evaluation_interval import EVAL_INTERVAL
 from app.worker.demos.evaluation_pass_at_k import PASS_AT_K
 from app.worker.demos.evaluation_perplexity import PERPLEXITY
@@ -48,6 +50,8 @@ DEMOS: dict[str, Demo[Any]] = {
         EVAL_INTERVAL,
         PASS_AT_K,
         PERPLEXITY,
+        CALIBRATION,
+        AB_SAMPLE_SIZE,
         OPTIMIZER_MEMORY,
         LLAMA_PARAMS,
         INIT_LOSS,
