@@ -10,6 +10,9 @@ from typing import Any
 
 from app.demos.spec import DemoSpec
 from app.demos.specs import (
+    classical_bagging_variance,
+    classical_bias_variance,
+    classical_regularization_path,
     divisor,
     evaluation_ab_sample_size,
     evaluation_calibration,
@@ -59,6 +62,9 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         training_init_loss.INIT_LOSS,
         training_precision.LOSS_SCALING,
         training_compute.TRAINING_COMPUTE,
+        classical_bias_variance.BIAS_VARIANCE,
+        classical_regularization_path.REGULARIZATION_PATH,
+        classical_bagging_variance.BAGGING_VARIANCE,
     )
 }
 

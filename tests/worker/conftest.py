@@ -47,6 +47,9 @@ SMALL: dict[str, dict[str, Any]] = {
     "init_loss": {"vocab": 64, "d_model": 16, "tokens": 32},
     "loss_scaling": {"vocab": 64, "tokens": 8, "mean_over": 64},
     "training_compute": {},
+    "bias_variance": {"degree": 3, "n": 10, "trainings": 200},
+    "regularization_path": {"features": 8, "informative": 3, "samples": 30},
+    "bagging_variance": {"estimators": 4, "draws": 2000},
 }
 
 

@@ -9,6 +9,9 @@ from typing import Any
 
 from app.demos.catalog import UnknownDemo
 from app.worker.demo import Demo
+from app.worker.demos.classical_bagging_variance import BAGGING_VARIANCE
+from app.worker.demos.classical_bias_variance import BIAS_VARIANCE
+from app.worker.demos.classical_regularization_path import REGULARIZATION_PATH
 from app.worker.demos.divisor import DIVISOR
 from app.worker.demos.evaluation_ab_sample_size import AB_SAMPLE_SIZE
 from app.worker.demos.evaluation_calibration import CALIBRATION
@@ -57,6 +60,9 @@ DEMOS: dict[str, Demo[Any]] = {
         INIT_LOSS,
         LOSS_SCALING,
         TRAINING_COMPUTE,
+        BIAS_VARIANCE,
+        REGULARIZATION_PATH,
+        BAGGING_VARIANCE,
     )
 }
 
