@@ -10,6 +10,10 @@ from typing import Any
 
 from app.demos.spec import DemoSpec
 from app.demos.specs import (
+    classical_base_rate_ppv,
+    classical_distance_concentration,
+    classical_kmeans_init,
+    classical_pca_variance,
     divisor,
     evaluation_interval,
     evaluation_pass_at_k,
@@ -55,6 +59,10 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         training_init_loss.INIT_LOSS,
         training_precision.LOSS_SCALING,
         training_compute.TRAINING_COMPUTE,
+        classical_kmeans_init.KMEANS_INIT,
+        classical_pca_variance.PCA_VARIANCE,
+        classical_distance_concentration.DISTANCE_CONCENTRATION,
+        classical_base_rate_ppv.BASE_RATE_PPV,
     )
 }
 

@@ -45,6 +45,10 @@ SMALL: dict[str, dict[str, Any]] = {
     "init_loss": {"vocab": 64, "d_model": 16, "tokens": 32},
     "loss_scaling": {"vocab": 64, "tokens": 8, "mean_over": 64},
     "training_compute": {},
+    "kmeans_init": {"samples": 200, "clusters": 3, "runs": 10},
+    "pca_variance": {"dimensions": 8, "samples": 200},
+    "distance_concentration": {"dimensions": 16, "points": 100, "queries": 5},
+    "base_rate_ppv": {"population": 5000, "prevalence": 0.1},
 }
 
 

@@ -9,6 +9,10 @@ from typing import Any
 
 from app.demos.catalog import UnknownDemo
 from app.worker.demo import Demo
+from app.worker.demos.classical_base_rate_ppv import BASE_RATE_PPV
+from app.worker.demos.classical_distance_concentration import DISTANCE_CONCENTRATION
+from app.worker.demos.classical_kmeans_init import KMEANS_INIT
+from app.worker.demos.classical_pca_variance import PCA_VARIANCE
 from app.worker.demos.divisor import DIVISOR
 from app.worker.demos.evaluation_interval import EVAL_INTERVAL
 from app.worker.demos.evaluation_pass_at_k import PASS_AT_K
@@ -53,6 +57,10 @@ DEMOS: dict[str, Demo[Any]] = {
         INIT_LOSS,
         LOSS_SCALING,
         TRAINING_COMPUTE,
+        KMEANS_INIT,
+        PCA_VARIANCE,
+        DISTANCE_CONCENTRATION,
+        BASE_RATE_PPV,
     )
 }
 
