@@ -59,7 +59,7 @@ ALLOWED: dict[str, set[str]] = {
 }
 # Libraries that only the worker may import: they are its extra, absent from
 # the web image, and torch alone costs seconds and hundreds of MB to import.
-WORKER_ONLY = {"torch", "numpy", "sklearn", "scipy", "faiss", "bm25s"}
+WORKER_ONLY = {"torch", "numpy", "sklearn", "scipy", "threadpoolctl", "faiss", "bm25s"}
 
 
 def part_of(module: str) -> str:

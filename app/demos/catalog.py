@@ -11,7 +11,11 @@ from typing import Any
 from app.demos.spec import DemoSpec
 from app.demos.specs import (
     classical_bagging_variance,
+    classical_base_rate_ppv,
     classical_bias_variance,
+    classical_distance_concentration,
+    classical_kmeans_init,
+    classical_pca_variance,
     classical_regularization_path,
     divisor,
     evaluation_ab_sample_size,
@@ -65,6 +69,10 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         classical_bias_variance.BIAS_VARIANCE,
         classical_regularization_path.REGULARIZATION_PATH,
         classical_bagging_variance.BAGGING_VARIANCE,
+        classical_kmeans_init.KMEANS_INIT,
+        classical_pca_variance.PCA_VARIANCE,
+        classical_distance_concentration.DISTANCE_CONCENTRATION,
+        classical_base_rate_ppv.BASE_RATE_PPV,
     )
 }
 

@@ -50,6 +50,10 @@ SMALL: dict[str, dict[str, Any]] = {
     "bias_variance": {"degree": 3, "n": 10, "trainings": 200},
     "regularization_path": {"features": 8, "informative": 3, "samples": 30},
     "bagging_variance": {"estimators": 4, "draws": 2000},
+    "kmeans_init": {"samples": 200, "clusters": 3, "runs": 10},
+    "pca_variance": {"dimensions": 8, "samples": 200},
+    "distance_concentration": {"dimensions": 16, "points": 100, "queries": 5},
+    "base_rate_ppv": {"population": 5000, "prevalence": 0.1},
 }
 
 

@@ -10,7 +10,11 @@ from typing import Any
 from app.demos.catalog import UnknownDemo
 from app.worker.demo import Demo
 from app.worker.demos.classical_bagging_variance import BAGGING_VARIANCE
+from app.worker.demos.classical_base_rate_ppv import BASE_RATE_PPV
 from app.worker.demos.classical_bias_variance import BIAS_VARIANCE
+from app.worker.demos.classical_distance_concentration import DISTANCE_CONCENTRATION
+from app.worker.demos.classical_kmeans_init import KMEANS_INIT
+from app.worker.demos.classical_pca_variance import PCA_VARIANCE
 from app.worker.demos.classical_regularization_path import REGULARIZATION_PATH
 from app.worker.demos.divisor import DIVISOR
 from app.worker.demos.evaluation_ab_sample_size import AB_SAMPLE_SIZE
@@ -63,6 +67,10 @@ DEMOS: dict[str, Demo[Any]] = {
         BIAS_VARIANCE,
         REGULARIZATION_PATH,
         BAGGING_VARIANCE,
+        KMEANS_INIT,
+        PCA_VARIANCE,
+        DISTANCE_CONCENTRATION,
+        BASE_RATE_PPV,
     )
 }
 
