@@ -23,11 +23,24 @@
     }
   });
 
-  // Every htmx request carries the session's CSRF token (app/csrf.py): state-changing
+  // Every htmx request carries the session's CSRF token (app/web/middleware/csrf.py): state-changing
   // requests without it are refused. Plain forms send it in a hidden field instead.
   document.addEventListener("htmx:configRequest", function (event) {
     var meta = document.querySelector("meta[name='csrf-token']");
     if (meta) event.detail.headers["X-CSRF-Token"] = meta.getAttribute("content");
+  });
+
+  // A visitor's first form starts their session, with a token of its own: the
+  // answer names it in X-CSRF-Token, and every form on the page takes it.
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var xhr = event.detail.xhr;
+    var token = xhr && xhr.getResponseHeader("X-CSRF-Token");
+    if (!token) return;
+    var meta = document.querySelector("meta[name='csrf-token']");
+    if (meta) meta.setAttribute("content", token);
+    document.querySelectorAll("input[name='csrf_token']").forEach(function (field) {
+      field.value = token;
+    });
   });
 
   // After a swap, move focus to the new content so keyboard and screen-reader

@@ -3,6 +3,7 @@
 import base64
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -35,31 +36,68 @@ ARTIFACTS = PROJECT_ROOT / "test-artifacts"
 
 
 class CSRFClient(TestClient):
-    """A TestClient that sends the session's CSRF token with every state-changing request.
+    """A TestClient that sends the CSRF token with every state-changing request, as a browser would.
 
     It does what static/app.js does for htmx: reads the token and sends it in
-    ``X-CSRF-Token``. tests/test_csrf.py checks requests without it are refused.
+    ``X-CSRF-Token``. Until it holds a session cookie it is a first-time
+    visitor: the token is the visitor token of a page's meta tag, and, like a
+    browser's same-origin request, its first form says ``Sec-Fetch-Site:
+    same-origin`` (unless the test sets that or ``Origin`` itself).
+    tests/test_csrf.py checks requests without these are refused.
     """
 
     def csrf_token(self) -> str:
-        if self.cookies.get(COOKIE) is None and self.cookies.get(f"__Host-{COOKIE}") is None:
-            self.get("/healthz")
         return csrf_token_of(self)
 
     def request(self, method: str, url: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         if method.upper() not in SAFE_METHODS:
             headers = dict(kwargs.pop("headers", None) or {})
             headers.setdefault("X-CSRF-Token", self.csrf_token())
+            named = {name.lower() for name in headers}
+            if session_cookie(self) is None and not named & {"sec-fetch-site", "origin"}:
+                headers["Sec-Fetch-Site"] = "same-origin"
             kwargs["headers"] = headers
         return super().request(method, url, **kwargs)
 
 
-def csrf_token_of(client: httpx.Client) -> str:
-    """The CSRF token in a client's session cookie (signed, not secret from its owner)."""
-    cookie = client.cookies.get(COOKIE) or client.cookies[f"__Host-{COOKIE}"]
+def session_cookie(client: Any) -> str | None:
+    """The client's session cookie, if it has one (it gets one with its first form)."""
+    cookie: str | None = client.cookies.get(COOKIE) or client.cookies.get(f"__Host-{COOKIE}")
+    return cookie
+
+
+def csrf_token_of(client: Any) -> str:
+    """The client's CSRF token: its session's (signed, not secret from its owner), else the
+    visitor token every cookieless page carries."""
+    cookie = session_cookie(client)
+    if cookie is None:
+        page = client.get("/")
+        if page.status_code in (302, 303, 307):  # signed out in accounts mode: the sign-in page
+            page = client.get(page.headers["location"])
+        return page_csrf_token(page.text)
     body = cookie.split(".")[0]
     token: str = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))["c"]
     return token
+
+
+def start_session(client: httpx.Client, card_id: str = "test-scaling") -> str:
+    """Send a first form, as a visitor revealing a card does: the session it starts has its
+    own token (returned)."""
+    token = csrf_token_of(client)
+    response = client.post(
+        f"/cards/{card_id}/reveal",
+        headers={"X-CSRF-Token": token, "Sec-Fetch-Site": "same-origin"},
+    )
+    assert response.status_code == 200, response.text[:300]
+    assert session_cookie(client) is not None
+    return csrf_token_of(client)
+
+
+def page_csrf_token(html: str) -> str:
+    """The token in a page's ``<meta name="csrf-token">``."""
+    found = re.search(r'<meta name="csrf-token" content="([^"]+)">', html)
+    assert found, "the page has no csrf-token meta tag"
+    return found.group(1)
 
 
 @pytest.fixture

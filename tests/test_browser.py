@@ -50,6 +50,7 @@ def test_learner_journey(page: Page, server: LiveServer, artifacts: Path) -> Non
     expect(page.locator("[id=results]")).to_have_count(1)
     result.click()
     expect(page).to_have_url(server.url + f"/cards/{FIRST_CARD}")
+    assert page.context.cookies() == []  # reading pages needs no session
 
     # Type an answer, then reveal with the keyboard alone (Space outside the box).
     box = page.get_by_label("Your answer")
@@ -62,6 +63,9 @@ def test_learner_journey(page: Page, server: LiveServer, artifacts: Path) -> Non
     )
     expect(page.locator("h2#your-answer-heading")).to_be_focused()
     expect(page.locator("#answer-heading")).to_have_text("Answer")
+    # The first form started a session; app.js put its new token in the page, so the
+    # multiple choice below (the second form) is accepted.
+    assert [cookie["name"] for cookie in page.context.cookies()] == ["quizlab_session"]
 
     # A follow-up's approach opens from the keyboard.
     first_follow_up = page.locator("ol.follow-ups > li").first

@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 from app.web.middleware import csrf
 from app.web.pagecache import Page
 from app.web.routes import cards
-from tests.conftest import csrf_token_of
+from tests.conftest import csrf_token_of, start_session
 
 PLACEHOLDER = csrf.PLACEHOLDER.encode()
 
@@ -56,9 +56,9 @@ def test_an_unchanged_page_answers_304_to_its_etag(client: TestClient) -> None:
 
 
 def test_the_etag_covers_the_visitors_token(client: TestClient) -> None:
+    my_token = start_session(client)
     mine = client.get("/cards/test-scaling").headers["etag"]
-    my_token = csrf_token_of(client)
-    client.cookies.clear()  # another visitor: a new session, another token
+    client.cookies.clear()  # another visitor: no session, the visitor token
     theirs = client.get("/cards/test-scaling", headers={"If-None-Match": mine})
     assert theirs.status_code == 200
     assert theirs.headers["etag"] != mine

@@ -48,7 +48,6 @@ def start_server(settings: Settings, port: int) -> subprocess.Popen[bytes]:
 def grade_until_refused(base: str, accepted: list[str], stop: threading.Event) -> None:
     """Post practice grades one after another; note each one the server acknowledged."""
     with httpx.Client(base_url=base, timeout=5) as client:
-        client.get("/healthz")
         csrf = csrf_token_of(client)
         while not stop.is_set():
             uid = uuid.uuid4().hex
@@ -61,8 +60,11 @@ def grade_until_refused(base: str, accepted: list[str], stop: threading.Event) -
             }
             try:
                 response = client.post(
-                    "/review/grade", data=form, headers={**HX, "X-CSRF-Token": csrf}
+                    "/review/grade",
+                    data=form,
+                    headers={**HX, "X-CSRF-Token": csrf, "Sec-Fetch-Site": "same-origin"},
                 )
+                csrf = response.headers.get("x-csrf-token", csrf)  # the first starts a session
             except httpx.TransportError:
                 return
             assert response.status_code == 200, response.text

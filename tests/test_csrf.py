@@ -8,7 +8,7 @@ from app.settings import Settings
 from app.web import create_app
 from app.web.middleware import csrf
 from app.web.middleware.sessions import new_token
-from tests.conftest import csrf_token_of
+from tests.conftest import csrf_token_of, start_session
 
 HX = {"HX-Request": "true"}
 
@@ -17,7 +17,7 @@ HX = {"HX-Request": "true"}
 def bare(settings: Settings) -> TestClient:
     """A client that sends no token unless a test adds one: like a form on another site."""
     with TestClient(create_app(settings)) as client:
-        client.get("/")  # a session, as a visitor who once opened the site has
+        start_session(client)  # as a visitor who once sent a form has
         yield client
 
 
@@ -84,12 +84,16 @@ def test_a_post_with_no_session_at_all_is_refused(settings: Settings) -> None:
 
 def test_the_cached_card_page_carries_each_visitors_own_token(settings: Settings) -> None:
     app = create_app(settings)
-    with TestClient(app) as first, TestClient(app) as second:
+    with TestClient(app) as first, TestClient(app) as second, TestClient(app) as new:
+        tokens = [start_session(first), start_session(second)]
         pages = [first.get("/cards/test-scaling").text, second.get("/cards/test-scaling").text]
         again = first.get("/cards/test-scaling").text  # from the cache
-    tokens = [csrf_token_of(first), csrf_token_of(second)]
-    assert tokens[0] != tokens[1]
-    for page, token in zip([*pages, again], [*tokens, tokens[0]], strict=True):
+        visitor = new.get("/cards/test-scaling").text  # no session yet: the visitor token
+        visitor_token = page_token(visitor)
+    assert len(set(tokens)) == 2 and visitor_token not in tokens
+    for page, token in zip(
+        [*pages, again, visitor], [*tokens, tokens[0], visitor_token], strict=True
+    ):
         assert csrf.PLACEHOLDER not in page
         assert page_token(page) == token
         fields = BeautifulSoup(page, "html.parser").select("input[name=csrf_token]")
@@ -97,7 +101,7 @@ def test_the_cached_card_page_carries_each_visitors_own_token(settings: Settings
     # The cache holds the placeholder, never a token.
     cached = b"".join(app.state.page_cache._pages.values())
     assert csrf.PLACEHOLDER.encode() in cached
-    assert not any(token.encode() in cached for token in tokens)
+    assert not any(token.encode() in cached for token in [*tokens, visitor_token])
 
 
 def test_the_placeholder_is_as_long_as_a_token() -> None:
@@ -108,8 +112,6 @@ def test_pages_with_a_token_are_private_and_static_files_set_no_cookie(settings:
     with TestClient(create_app(settings)) as client:
         page = client.get("/cards/test-scaling")
         assert page.headers["cache-control"] == "private, no-cache"
-        assert "set-cookie" in page.headers
-        client.cookies.clear()
         css = client.get("/static/app.css")
         assert css.headers["cache-control"].startswith("public")
         assert "set-cookie" not in css.headers
@@ -155,7 +157,6 @@ def test_a_refusal_never_sets_a_cookie(settings: Settings) -> None:
             response = stranger.post("/cards/test-scaling/reveal", data=data)
             assert response.status_code == 403
             assert "set-cookie" not in response.headers
-        assert "set-cookie" in stranger.get("/").headers  # a page still starts a session
 
 
 @pytest.mark.parametrize(
@@ -193,3 +194,81 @@ def test_a_post_from_this_site_passes(bare: TestClient, headers: dict[str, str])
     sent = {**headers, "X-CSRF-Token": csrf_token_of(bare)}
     response = bare.post("/cards/test-scaling/choice", data={"choice": "b"}, headers=sent)
     assert response.status_code == 200
+
+
+# A visitor who has only read pages has no session: no cookie until their first form.
+
+PAGES = ["/", "/cards/test-scaling", "/decks/testdeck", "/review", "/stats", "/interview"]
+
+
+def test_reading_pages_sets_no_cookie_and_every_page_carries_the_visitor_token(
+    settings: Settings,
+) -> None:
+    with TestClient(create_app(settings)) as first, TestClient(create_app(settings)) as other:
+        tokens = set()
+        for path in PAGES:
+            for client in (first, other):
+                for method in (client.get, client.head):
+                    response = method(path)
+                    assert response.status_code == 200, path
+                    assert "set-cookie" not in response.headers, path
+                tokens.add(page_token(client.get(path).text))
+        assert not first.cookies and not other.cookies
+    assert len(tokens) == 1  # the day's visitor token, the same for everyone
+    assert len(tokens.pop()) == len(csrf.PLACEHOLDER)
+
+
+@pytest.mark.parametrize(
+    "vouch", [{"Sec-Fetch-Site": "same-origin"}, {"Origin": "http://testserver"}]
+)
+def test_a_visitors_first_form_starts_a_session_with_a_token_of_its_own(
+    settings: Settings, vouch: dict[str, str]
+) -> None:
+    with TestClient(create_app(settings)) as visitor:
+        shared = page_token(visitor.get("/cards/test-scaling").text)
+        sent = {**vouch, **HX, "X-CSRF-Token": shared}
+        response = visitor.post("/cards/test-scaling/choice", data={"choice": "b"}, headers=sent)
+        assert response.status_code == 200
+        assert "set-cookie" in response.headers
+        own = response.headers["x-csrf-token"]
+        assert own == csrf_token_of(visitor) != shared
+        fields = BeautifulSoup(response.text, "html.parser").select("input[name=csrf_token]")
+        assert {f["value"] for f in fields} <= {own}
+        assert len(choices(visitor)) == 1
+        # From now on only the session's own token is taken, and it stays the same.
+        again = visitor.post(
+            "/cards/test-scaling/choice", data={"choice": "b"}, headers={**sent, **HX}
+        )
+        assert again.status_code == 403
+        mine = {**HX, "X-CSRF-Token": own}
+        kept = visitor.post("/cards/test-scaling/choice", data={"choice": "a"}, headers=mine)
+        assert kept.status_code == 200 and kept.headers.get("x-csrf-token", own) == own
+        assert len(choices(visitor)) == 2
+
+
+def test_a_visitor_token_without_the_browsers_word_is_refused_and_stores_nothing(
+    settings: Settings,
+) -> None:
+    """The visitor token is no secret: anyone can read it from a page. A form that carries it
+    must also come, by the browser's word, from this site."""
+    with TestClient(create_app(settings)) as visitor:
+        shared = page_token(visitor.get("/cards/test-scaling").text)
+        for extra in ({}, {"Sec-Fetch-Site": "cross-site"}, {"Origin": "https://evil.example"}):
+            response = visitor.post(
+                "/cards/test-scaling/choice",
+                data={"choice": "b", "csrf_token": shared},
+                headers=extra,
+            )
+            assert response.status_code == 403
+            assert "set-cookie" not in response.headers
+        assert choices(visitor) == []
+        assert not visitor.cookies
+
+
+def test_a_session_refuses_the_visitor_token(bare: TestClient) -> None:
+    """Once a browser has its own session, a form carrying the public token is not its."""
+    shared = page_token(TestClient(bare.app).get("/").text)
+    sent = {"Sec-Fetch-Site": "same-origin", "X-CSRF-Token": shared}
+    response = bare.post("/cards/test-scaling/choice", data={"choice": "b"}, headers=sent)
+    assert response.status_code == 403
+    assert choices(bare) == []

@@ -72,7 +72,7 @@ def test_card_links_inside_card_html_carry_the_root_path(prefixed: TestClient) -
     revealed = prefixed.post(
         f"{ROOT}/cards/{LINKING_CARD}/reveal",
         data={"answer": "6ND"},
-        headers={"X-CSRF-Token": csrf_token(page.text)},
+        headers={"X-CSRF-Token": csrf_token(page.text), "Sec-Fetch-Site": "same-origin"},
     )
     assert revealed.status_code == 200, revealed.text[:500]
     assert f'href="{ROOT}/cards/training-parameter-count"' in revealed.text
@@ -83,14 +83,15 @@ def test_the_session_cookie_and_redirects_stay_under_the_root_path(
     prefixed: TestClient,
 ) -> None:
     home = prefixed.get(f"{ROOT}/")
-    cookie = home.headers["set-cookie"]
-    assert cookie.startswith("__Secure-") and f"Path={ROOT}" in cookie, cookie
     started = prefixed.post(
         f"{ROOT}/interview",
         data={"source": "decks", "deck": "training", "minutes": "15", "mix": "harder"},
-        headers={"X-CSRF-Token": csrf_token(home.text)},
+        headers={"X-CSRF-Token": csrf_token(home.text), "Sec-Fetch-Site": "same-origin"},
         follow_redirects=False,
     )
+    # The first form starts the session: its cookie is for the prefix only.
+    cookie = started.headers["set-cookie"]
+    assert cookie.startswith("__Secure-") and f"Path={ROOT}" in cookie, cookie
     assert started.status_code == 303, started.text[:500]
     assert started.headers["location"].startswith(f"{ROOT}/interview/"), started.headers
     round_page = prefixed.get(started.headers["location"])

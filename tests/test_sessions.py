@@ -1,6 +1,6 @@
 """The signed session cookie: a changed, foreign or expired cookie is worth nothing."""
 
-from app.web.middleware.sessions import MAX_AGE, Session, Signer
+from app.web.middleware.sessions import MAX_AGE, VISITOR_WINDOW, Session, Signer, new_token
 
 NOW = 1_800_000_000.0
 
@@ -40,3 +40,23 @@ def test_signing_in_and_out_change_the_csrf_token() -> None:
     signed_in_token = session.csrf
     session.sign_out()
     assert session.signed_in is None and session.csrf != signed_in_token
+
+
+def test_a_visitor_takes_todays_and_yesterdays_token_only() -> None:
+    signer = Signer(b"k" * 32)
+    today = signer.visitor(NOW)
+    tomorrow = signer.visitor(NOW + VISITOR_WINDOW)
+    later = signer.visitor(NOW + 2 * VISITOR_WINDOW)
+    assert today.is_visitor and not today.modified
+    assert today.csrf in tomorrow.accepted_tokens  # a page opened before midnight
+    assert today.csrf not in later.accepted_tokens
+    assert Signer(b"j" * 32).visitor(NOW).csrf != today.csrf  # another server's key
+    assert len(today.csrf) == len(new_token())
+
+
+def test_starting_a_visitors_session_gives_it_a_random_token() -> None:
+    visitor = Signer(b"k" * 32).visitor(NOW)
+    shared = visitor.csrf
+    visitor.start()
+    assert not visitor.is_visitor and visitor.modified
+    assert visitor.csrf != shared and visitor.accepted_tokens == (visitor.csrf,)

@@ -9,6 +9,13 @@ and a file upload sends it as its first part.
 A POST, PUT, PATCH or DELETE whose token does not match gets 403 and reaches
 no route, so nothing is stored.
 
+A visitor who has not sent a form yet has no session and no cookie, so their
+pages carry the day's visitor token (:mod:`app.web.middleware.sessions`),
+which is no secret. A request with it must also be vouched for by the browser
+(``Sec-Fetch-Site: same-origin`` or ``none``, or this site's ``Origin``); it
+then starts the visitor's own session, with a random token, before the route
+runs, so whatever the route renders carries the new token.
+
 A second layer, should a token ever leak: browsers say where a request comes
 from. An unsafe request whose ``Sec-Fetch-Site`` is neither ``same-origin``
 nor ``none`` (typed in, a bookmark), or whose ``Origin`` is not this site's
@@ -79,8 +86,19 @@ def _from_elsewhere(scope: Scope, headers: dict[bytes, bytes]) -> bool:
     return origin.decode("latin-1") not in {own, *trusted}
 
 
-def _matches(sent: str | None, expected: str) -> bool:
-    return sent is not None and hmac.compare_digest(sent.encode(), expected.encode())
+def _vouched(scope: Scope, headers: dict[bytes, bytes]) -> bool:
+    """Whether the browser says this request comes from this site (not merely not elsewhere)."""
+    return headers.get(b"sec-fetch-site") in _SAME or (
+        b"origin" in headers and not _from_elsewhere(scope, headers)
+    )
+
+
+def _matches(sent: str | None, expected: tuple[str, ...]) -> bool:
+    if sent is None:
+        return False
+    # Every token is compared, so the time taken does not say which one matched.
+    hits = [hmac.compare_digest(sent.encode(), token.encode()) for token in expected]
+    return any(hits)
 
 
 def refusal(
@@ -108,15 +126,19 @@ class CSRFMiddleware:
         if scope["type"] != "http" or scope["method"] in SAFE_METHODS:
             await self.app(scope, receive, send)
             return
-        expected = session_of(scope).csrf
+        session = session_of(scope)
+        expected = session.accepted_tokens
         headers = dict(scope["headers"])
         if _from_elsewhere(scope, headers):
             await refusal(scope, 403, CROSS_SITE)(scope, receive, send)
             return
+        if session.is_visitor and not _vouched(scope, headers):
+            await refusal(scope, 403, MESSAGE)(scope, receive, send)
+            return
         header = headers.get(HEADER)
         if header is not None:
             if _matches(header.decode("latin-1"), expected):
-                await self.app(scope, receive, send)
+                await self._accept(scope, receive, send)
             else:
                 await refusal(scope, 403, MESSAGE)(scope, receive, send)
             return
@@ -150,7 +172,14 @@ class CSRFMiddleware:
         if not _matches(sent, expected):
             await refusal(scope, 403, MESSAGE)(scope, receive, send)
             return
-        await self.app(scope, _replay(messages, receive), send)
+        await self._accept(scope, _replay(messages, receive), send)
+
+    async def _accept(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass a checked request on; a visitor's first one starts their own session."""
+        session = session_of(scope)
+        if session.is_visitor:
+            session.start()
+        await self.app(scope, receive, send)
 
     async def _upload(
         self,
@@ -159,7 +188,7 @@ class CSRFMiddleware:
         send: Send,
         content_type: bytes,
         headers: dict[bytes, bytes],
-        expected: str,
+        expected: tuple[str, ...],
     ) -> None:
         """A file upload: only its first part is read here, and it must be the token.
 
@@ -199,7 +228,7 @@ class CSRFMiddleware:
         if not _matches(sent, expected):
             await refusal(scope, 403, MESSAGE)(scope, receive, send)
             return
-        await self.app(scope, _replay(messages, receive), send)
+        await self._accept(scope, _replay(messages, receive), send)
 
 
 def _replay(messages: list[Message], receive: Receive) -> Receive:

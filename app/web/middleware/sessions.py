@@ -11,12 +11,22 @@ HTTPS, for this host alone and the whole site, so neither a page served over
 plain HTTP nor a sibling subdomain can plant one. Under a path prefix
 (``root_path``) the prefix is ``__Secure-``, which allows a narrower path.
 
-Every visitor gets a session on their first page, even signed out: the CSRF
-token lives in it (see :mod:`app.web.middleware.csrf`). A session is only
-ever started by a safe request (GET, HEAD): a POST that arrives without a
-valid cookie (a form on another site, which SameSite=Lax sends without it)
-is refused, and its answer must not replace the cookie the browser holds,
-which would sign the visitor out. The payload:
+A visitor who has only read pages has no session and gets no cookie: their
+pages carry a *visitor token* instead, an HMAC under the secret key of the
+current day's number (:data:`VISITOR_WINDOW`), the same for every visitor that
+day. It proves nothing about who sends a form, so a state-changing request
+that carries it must also be vouched for by the browser as coming from this
+site (``Sec-Fetch-Site`` or ``Origin``: :mod:`app.web.middleware.csrf`); that
+first form then starts a real session with a random token of its own, and its
+answer sends the new token in the ``X-CSRF-Token`` header for
+``static/app.js`` to put in the page. The previous day's visitor token is
+still taken, so a page opened before midnight can be sent after it.
+
+A refused request never writes a cookie: a form from another site arrives
+without the cookie (SameSite=Lax), and answering it with a fresh one would
+replace the cookie the browser holds, signing the visitor out. The payload:
+
+The payload:
 
 - ``c``: the CSRF token;
 - ``i``: the signed-in session's token (accounts mode), absent when signed
@@ -42,6 +52,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 COOKIE = "quizlab_session"
 MAX_AGE = 14 * 24 * 3600
 SESSION_KEY = "quizlab.session"
+VISITOR_WINDOW = 24 * 3600
+"""Seconds a visitor token is made for; the one before is still accepted."""
+TOKEN_HEADER = "X-CSRF-Token"
 
 
 def new_token() -> str:
@@ -50,9 +63,31 @@ def new_token() -> str:
 
 
 class Session(dict[str, Any]):
-    """The decoded payload; ``modified`` says the cookie must be written again."""
+    """The decoded payload; ``modified`` says the cookie must be written again.
+
+    A visitor's session (no cookie yet) lists the visitor tokens it accepts in
+    ``visitor_tokens``; :meth:`start` turns it into a real one.
+    """
 
     modified = False
+    visitor_tokens: tuple[str, ...] = ()
+
+    @property
+    def is_visitor(self) -> bool:
+        """Whether this is a cookieless visitor's stand-in, not a session of its own."""
+        return bool(self.visitor_tokens)
+
+    @property
+    def accepted_tokens(self) -> tuple[str, ...]:
+        """The CSRF tokens a state-changing request may carry."""
+        return self.visitor_tokens or (self.csrf,)
+
+    def start(self) -> None:
+        """A session of its own for a visitor: a random token, and a cookie to keep it."""
+        self.clear()
+        self.update(c=new_token(), t=int(time.time()))
+        self.visitor_tokens = ()
+        self.modified = True
 
     @property
     def csrf(self) -> str:
@@ -67,14 +102,11 @@ class Session(dict[str, Any]):
 
     def sign_in(self, token: str) -> None:
         """Name the server-side session ``token``; a new CSRF token too, so one seen before dies."""
-        self.clear()
-        self.update(c=new_token(), i=token, t=int(time.time()))
-        self.modified = True
+        self.start()
+        self["i"] = token
 
     def sign_out(self) -> None:
-        self.clear()
-        self.update(c=new_token(), t=int(time.time()))
-        self.modified = True
+        self.start()
 
 
 def _b64(data: bytes) -> str:
@@ -91,6 +123,19 @@ class Signer:
 
     def _mac(self, body: str) -> str:
         return _b64(hmac.new(self._key, body.encode("ascii"), hashlib.sha256).digest())
+
+    def visitor(self, now: float) -> Session:
+        """A cookieless visitor's stand-in session: today's visitor token, yesterday's accepted."""
+        day = int(now // VISITOR_WINDOW)
+        tokens = tuple(self._visitor_token(d) for d in (day, day - 1))
+        session = Session(c=tokens[0], t=int(now))
+        session.visitor_tokens = tokens
+        return session
+
+    def _visitor_token(self, day: int) -> str:
+        # 32 bytes, as long as a random token (43 characters), so the cached
+        # page's placeholder can be swapped for either.
+        return _b64(hmac.new(self._key, f"visitor\0{day}".encode(), hashlib.sha256).digest())
 
     def dumps(self, payload: dict[str, Any]) -> str:
         body = _b64(json.dumps(payload, separators=(",", ":")).encode())
@@ -159,11 +204,9 @@ class SessionMiddleware:
         name = cookie_name(scope)
         cookie = _cookie_value(scope, name)
         session = self.signer.loads(cookie, now=now) if cookie else None
-        # Only a safe request starts a session (see the module docstring).
-        may_start = scope["method"] in ("GET", "HEAD")
         if session is None:
-            session = Session(c=new_token(), t=int(now))
-            session.modified = may_start
+            # No cookie until the visitor sends a form (see the module docstring).
+            session = self.signer.visitor(now)
         scope[SESSION_KEY] = session
 
         async def send_with_cookie(message: Message) -> None:
@@ -179,6 +222,8 @@ class SessionMiddleware:
             headers["Cache-Control"] = "private, no-cache"
             if session.modified:
                 headers.append("set-cookie", _set_cookie(scope, name, self.signer.dumps(session)))
+                # The page that sent this still holds the old token (app.js swaps it in).
+                headers[TOKEN_HEADER] = session.csrf
             await send(message)
 
         await self.app(scope, receive, send_with_cookie)
