@@ -120,6 +120,8 @@ def _unb64(text: str) -> bytes:
 class Signer:
     def __init__(self, secret: bytes) -> None:
         self._key = hashlib.sha256(b"quizlab session\0" + secret).digest()
+        self._visitor_day: int | None = None
+        self._visitor_tokens: tuple[str, ...] = ()
 
     def _mac(self, body: str) -> str:
         return _b64(hmac.new(self._key, body.encode("ascii"), hashlib.sha256).digest())
@@ -127,7 +129,10 @@ class Signer:
     def visitor(self, now: float) -> Session:
         """A cookieless visitor's stand-in session: today's visitor token, yesterday's accepted."""
         day = int(now // VISITOR_WINDOW)
-        tokens = tuple(self._visitor_token(d) for d in (day, day - 1))
+        if self._visitor_day != day:  # two HMACs a day, not two a request
+            self._visitor_tokens = tuple(self._visitor_token(d) for d in (day, day - 1))
+            self._visitor_day = day
+        tokens = self._visitor_tokens
         session = Session(c=tokens[0], t=int(now))
         session.visitor_tokens = tokens
         return session
