@@ -10,6 +10,8 @@ from typing import Any
 
 from app.demos.spec import DemoSpec
 from app.demos.specs import (
+    distributed_collectives,
+    distributed_pipeline,
     divisor,
     evaluation_ab_sample_size,
     evaluation_calibration,
@@ -59,6 +61,8 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         training_init_loss.INIT_LOSS,
         training_precision.LOSS_SCALING,
         training_compute.TRAINING_COMPUTE,
+        distributed_collectives.COLLECTIVES,
+        distributed_pipeline.PIPELINE_SCHEDULE,
     )
 }
 

@@ -47,6 +47,8 @@ SMALL: dict[str, dict[str, Any]] = {
     "init_loss": {"vocab": 64, "d_model": 16, "tokens": 32},
     "loss_scaling": {"vocab": 64, "tokens": 8, "mean_over": 64},
     "training_compute": {},
+    "collectives": {"ranks": 2, "elements": 64, "hidden": 8, "tokens": 2},
+    "pipeline_schedule": {"stages": 2, "microbatches": 3},
 }
 
 

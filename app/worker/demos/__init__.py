@@ -9,6 +9,8 @@ from typing import Any
 
 from app.demos.catalog import UnknownDemo
 from app.worker.demo import Demo
+from app.worker.demos.distributed_collectives import COLLECTIVES
+from app.worker.demos.distributed_pipeline import PIPELINE_SCHEDULE
 from app.worker.demos.divisor import DIVISOR
 from app.worker.demos.evaluation_ab_sample_size import AB_SAMPLE_SIZE
 from app.worker.demos.evaluation_calibration import CALIBRATION
@@ -57,6 +59,8 @@ DEMOS: dict[str, Demo[Any]] = {
         INIT_LOSS,
         LOSS_SCALING,
         TRAINING_COMPUTE,
+        COLLECTIVES,
+        PIPELINE_SCHEDULE,
     )
 }
 
