@@ -289,14 +289,6 @@ def _series(sent: list[int], world: int, size: int) -> list[Series]:
             x_label="ranks N",
             y_label="bytes sent per rank / S",
         ),
-        Series(
-            name=f"measured at N = {world}",
-            kind="line",
-            x=[float(world)],
-            y=[max(sent) / size],
-            x_label="ranks N",
-            y_label="bytes sent per rank / S",
-        ),
     ]
 
 
