@@ -17,6 +17,8 @@ from app.demos.specs import (
     classical_kmeans_init,
     classical_pca_variance,
     classical_regularization_path,
+    distributed_collectives,
+    distributed_pipeline,
     divisor,
     evaluation_ab_sample_size,
     evaluation_calibration,
@@ -73,6 +75,8 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         classical_pca_variance.PCA_VARIANCE,
         classical_distance_concentration.DISTANCE_CONCENTRATION,
         classical_base_rate_ppv.BASE_RATE_PPV,
+        distributed_collectives.COLLECTIVES,
+        distributed_pipeline.PIPELINE_SCHEDULE,
     )
 }
 

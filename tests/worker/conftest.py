@@ -54,6 +54,8 @@ SMALL: dict[str, dict[str, Any]] = {
     "pca_variance": {"dimensions": 8, "samples": 200},
     "distance_concentration": {"dimensions": 16, "points": 100, "queries": 5},
     "base_rate_ppv": {"population": 5000, "prevalence": 0.1},
+    "collectives": {"ranks": 2, "elements": 64, "hidden": 8, "tokens": 2},
+    "pipeline_schedule": {"stages": 2, "microbatches": 3},
 }
 
 

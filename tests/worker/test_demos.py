@@ -104,12 +104,14 @@ def test_unknown_demo_lists_the_demos() -> None:
 
 
 def test_table_demos_run_on_the_cpu_whatever_the_device() -> None:
-    # Plain arithmetic needs no GPU, nor does scikit-learn's KMeans, which computes on
-    # the CPU only; reporting "cuda" for them would mislead.
+    # Plain arithmetic, the gloo ranks (CPU processes) and scikit-learn's KMeans (CPU only)
+    # need no GPU; reporting "cuda" for them would mislead.
     assert {name for name, demo in DEMOS.items() if not demo.uses_device} == {
+        "collectives",
         "divisor",
         "kv_cache",
         "llama_params",
+        "pipeline_schedule",
         "training_compute",
         "kmeans_init",
     }

@@ -16,6 +16,8 @@ from app.worker.demos.classical_distance_concentration import DISTANCE_CONCENTRA
 from app.worker.demos.classical_kmeans_init import KMEANS_INIT
 from app.worker.demos.classical_pca_variance import PCA_VARIANCE
 from app.worker.demos.classical_regularization_path import REGULARIZATION_PATH
+from app.worker.demos.distributed_collectives import COLLECTIVES
+from app.worker.demos.distributed_pipeline import PIPELINE_SCHEDULE
 from app.worker.demos.divisor import DIVISOR
 from app.worker.demos.evaluation_ab_sample_size import AB_SAMPLE_SIZE
 from app.worker.demos.evaluation_calibration import CALIBRATION
@@ -71,6 +73,8 @@ DEMOS: dict[str, Demo[Any]] = {
         PCA_VARIANCE,
         DISTANCE_CONCENTRATION,
         BASE_RATE_PPV,
+        COLLECTIVES,
+        PIPELINE_SCHEDULE,
     )
 }
 
