@@ -25,6 +25,8 @@ from app.demos.specs import (
     sdpa,
     softcap,
     softmax,
+    training_adam_decay,
+    training_checkpointing,
     training_compute,
     training_init_loss,
     training_llama,
@@ -59,6 +61,8 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         training_init_loss.INIT_LOSS,
         training_precision.LOSS_SCALING,
         training_compute.TRAINING_COMPUTE,
+        training_adam_decay.ADAM_DECAY,
+        training_checkpointing.ACTIVATION_CHECKPOINTING,
     )
 }
 

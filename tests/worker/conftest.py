@@ -47,6 +47,8 @@ SMALL: dict[str, dict[str, Any]] = {
     "init_loss": {"vocab": 64, "d_model": 16, "tokens": 32},
     "loss_scaling": {"vocab": 64, "tokens": 8, "mean_over": 64},
     "training_compute": {},
+    "adam_decay": {"steps": 20},
+    "activation_checkpointing": {"layers": 4, "d": 16, "tokens": 8, "blocks_per_segment": 2},
 }
 
 
