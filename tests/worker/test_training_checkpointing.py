@@ -130,7 +130,7 @@ def test_the_peak_falls_by_what_is_not_kept(run: RunDemo, params: dict[str, obje
 
 
 def test_early_stop_skips_the_last_multiply_of_each_segment(run: RunDemo) -> None:
-    # The MLP's down projection keeps only its input: once that is rebuilt the
+    # The MLP's down projection keeps its input and weight: once the input is rebuilt the
     # non-reentrant checkpoint stops, so the down multiply is not redone.
     d, tokens, layers = 256, 64, 16
     for per_segment in (1, 4):

@@ -113,7 +113,7 @@ def run_steps(params: AdamDecayParams, device: torch.device) -> History:
             constant.grad = constant_grad
             adam.step()
             adamw.step()
-            torch.stack(weights, out=history[t + 1])
+            torch.stack(tuple(weights), out=history[t + 1])
             l2_sq[t].copy_(adam.state[weights[1]]["exp_avg_sq"])
             state = adam.state[constant]
             torch.cat([state["exp_avg"], state["exp_avg_sq"]], out=moments[t])

@@ -19,11 +19,12 @@ Theory (Chen et al. 2016, arXiv:1604.06174, §4.1, §4.3): without checkpoints
 the stack keeps every block's saved tensors, layers × (2 activations for
 Linear + GELU, 10 plus LayerNorm's two statistics per row for the pre-norm
 MLP); with them it keeps only each segment's input, and the backward pass
-rebuilds one segment at a time, so the peak falls by the difference less one
-segment (its input is already kept). Recomputation costs one more forward pass
-at most: the non-reentrant variant stops as soon as it has rebuilt the last
-tensor the segment saves, so a segment that ends in a Linear (the pre-norm
-MLP's down projection saves its input) does not redo that matrix multiply.
+rebuilds one segment at a time, so the peak falls by the difference less what
+one segment saves besides its input (a checkpoint already). Recomputation
+costs one more forward pass at most: the non-reentrant variant stops as soon
+as it has rebuilt the last tensor the segment saves, so a segment that ends in
+a Linear (the pre-norm MLP's down projection saves its input and weight, both
+there before it runs) does not redo that matrix multiply.
 """
 
 import weakref
