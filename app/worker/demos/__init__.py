@@ -33,6 +33,8 @@ from app.worker.demos.saturation import SOFTMAX_SATURATION, TEMPERATURE
 from app.worker.demos.sdpa import SDPA
 from app.worker.demos.softcap import SOFTCAP
 from app.worker.demos.softmax import ONLINE_SOFTMAX, STABLE_SOFTMAX
+from app.worker.demos.training_adam_decay import ADAM_DECAY
+from app.worker.demos.training_checkpointing import ACTIVATION_CHECKPOINTING
 from app.worker.demos.training_compute import TRAINING_COMPUTE
 from app.worker.demos.training_init_loss import INIT_LOSS
 from app.worker.demos.training_llama import LLAMA_PARAMS
@@ -66,6 +68,8 @@ DEMOS: dict[str, Demo[Any]] = {
         INIT_LOSS,
         LOSS_SCALING,
         TRAINING_COMPUTE,
+        ADAM_DECAY,
+        ACTIVATION_CHECKPOINTING,
         BIAS_VARIANCE,
         REGULARIZATION_PATH,
         BAGGING_VARIANCE,
