@@ -19,6 +19,7 @@ from app.demos.specs import (
     classical_regularization_path,
     distributed_collectives,
     distributed_pipeline,
+    distributed_zero,
     divisor,
     evaluation_ab_sample_size,
     evaluation_calibration,
@@ -81,6 +82,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         classical_base_rate_ppv.BASE_RATE_PPV,
         distributed_collectives.COLLECTIVES,
         distributed_pipeline.PIPELINE_SCHEDULE,
+        distributed_zero.ZERO_MEMORY,
     )
 }
 

@@ -56,6 +56,15 @@ SMALL: dict[str, dict[str, Any]] = {
     "base_rate_ppv": {"population": 5000, "prevalence": 0.1},
     "collectives": {"ranks": 2, "elements": 64, "hidden": 8, "tokens": 2},
     "pipeline_schedule": {"stages": 2, "microbatches": 3},
+    "zero_memory": {
+        "vocab": 64,
+        "hidden": 32,
+        "intermediate": 64,
+        "layers": 2,
+        "heads": 4,
+        "kv_heads": 2,
+        "gpus": 8,
+    },
     "adam_decay": {"steps": 20},
     "activation_checkpointing": {"layers": 4, "d": 16, "tokens": 8, "blocks_per_segment": 2},
 }

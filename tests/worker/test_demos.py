@@ -112,6 +112,7 @@ def test_table_demos_run_on_the_cpu_whatever_the_device() -> None:
         "kv_cache",
         "llama_params",
         "pipeline_schedule",
+        "zero_memory",
         "training_compute",
         "kmeans_init",
     }

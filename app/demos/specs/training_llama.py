@@ -12,7 +12,9 @@ from app.demos.params import DemoParams
 from app.demos.spec import DemoSpec
 
 
-class LlamaParamsParams(DemoParams):
+class LlamaConfigParams(DemoParams):
+    """A Llama-style model's config fields, Llama-2-7B's by default (reused by ``zero_memory``)."""
+
     vocab: int = Field(
         32_000,
         ge=2,
@@ -50,13 +52,6 @@ class LlamaParamsParams(DemoParams):
         title="Tie embeddings",
         description="tie_word_embeddings: the output head reuses the embedding matrix.",
     )
-    seq_len: int = Field(
-        4096,
-        ge=1,
-        le=131_072,
-        title="Sequence length",
-        description="Tokens in the sequence whose forward and backward pass is counted.",
-    )
 
     @field_validator("heads")
     @classmethod
@@ -83,6 +78,16 @@ class LlamaParamsParams(DemoParams):
                 {"heads": heads, "kv_heads": kv_heads},
             )
         return kv_heads
+
+
+class LlamaParamsParams(LlamaConfigParams):
+    seq_len: int = Field(
+        4096,
+        ge=1,
+        le=131_072,
+        title="Sequence length",
+        description="Tokens in the sequence whose forward and backward pass is counted.",
+    )
 
 
 LLAMA_PARAMS = DemoSpec(

@@ -18,6 +18,7 @@ from app.worker.demos.classical_pca_variance import PCA_VARIANCE
 from app.worker.demos.classical_regularization_path import REGULARIZATION_PATH
 from app.worker.demos.distributed_collectives import COLLECTIVES
 from app.worker.demos.distributed_pipeline import PIPELINE_SCHEDULE
+from app.worker.demos.distributed_zero import ZERO_MEMORY
 from app.worker.demos.divisor import DIVISOR
 from app.worker.demos.evaluation_ab_sample_size import AB_SAMPLE_SIZE
 from app.worker.demos.evaluation_calibration import CALIBRATION
@@ -79,6 +80,7 @@ DEMOS: dict[str, Demo[Any]] = {
         BASE_RATE_PPV,
         COLLECTIVES,
         PIPELINE_SCHEDULE,
+        ZERO_MEMORY,
     )
 }
 

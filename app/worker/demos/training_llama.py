@@ -25,7 +25,7 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from app.demos.specs import training_llama as spec
-from app.demos.specs.training_llama import LlamaParamsParams
+from app.demos.specs.training_llama import LlamaConfigParams, LlamaParamsParams
 from app.worker.demo import Demo, Outcome, Series
 
 # --- parameters ----------------------------------------------------------------------
@@ -94,7 +94,7 @@ class Block(nn.Module):
 class LlamaStyle(nn.Module):
     """Embedding, blocks, final RMSNorm and output head (tied to the embedding or not)."""
 
-    def __init__(self, params: LlamaParamsParams) -> None:
+    def __init__(self, params: LlamaConfigParams) -> None:
         super().__init__()
         self.embed_tokens = nn.Embedding(params.vocab, params.hidden)
         self.layers = nn.ModuleList(
@@ -114,7 +114,7 @@ class LlamaStyle(nn.Module):
         return logits
 
 
-def build_on_meta(params: LlamaParamsParams) -> LlamaStyle:
+def build_on_meta(params: LlamaConfigParams) -> LlamaStyle:
     """The model with every tensor on the meta device: shapes only, no memory.
 
     Call it where autograd is enabled (outside ``torch.inference_mode``) if the
