@@ -29,6 +29,9 @@ sys.path.insert(0, str(ROOT))
 from tests.cardtext import GOOD_CARD, OTHER_CARD  # noqa: E402
 from tests.conftest import csrf_token_of, free_port, healthy_within  # noqa: E402
 
+# What a browser says of a form sent from the site's own page (docs/security.md, Sessions).
+BROWSER = {"Sec-Fetch-Site": "same-origin"}
+
 ITEMS = ["test-other", "test-other/why-exp", "test-scaling", "test-scaling/why-sqrt"]
 
 
@@ -85,7 +88,7 @@ def run(reviews: int, answer_chars: int, root: Path) -> None:
     try:
         if not healthy_within(url, 30):
             raise SystemExit("the server did not start")
-        with httpx.Client(base_url=url, timeout=600) as client:
+        with httpx.Client(base_url=url, timeout=600, headers=BROWSER) as client:
             client.get("/stats")
             before = peak_mb(server.pid)
             times = []

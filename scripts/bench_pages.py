@@ -143,6 +143,15 @@ def throughput(duration: int, connections: int, rounds: int) -> None:
         wait_for(f"{quizlab}/healthz")
         with httpx.Client(base_url=quizlab) as client:
             page = client.get(f"/cards/{CARD}").content  # as one visitor gets it
+            # A returning visitor has sent a form once (revealing an answer): only that
+            # starts a session and its cookie (docs/security.md, Sessions).
+            token = re.search(rb'<meta name="csrf-token" content="([^"]+)">', page)
+            assert token is not None
+            revealed = client.post(
+                f"/cards/{CARD}/reveal",
+                headers={"X-CSRF-Token": token.group(1).decode(), "Sec-Fetch-Site": "same-origin"},
+            )
+            assert revealed.status_code == 200 and client.cookies, revealed.status_code
             cookie = "; ".join(f"{k}={v}" for k, v in client.cookies.items())
         (work / "www").mkdir()
         (work / "www" / "page.html").write_bytes(page)

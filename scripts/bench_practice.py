@@ -274,7 +274,9 @@ def main() -> None:
             database_url=url,
             reload_content=False,
         )
-        with TestClient(create_app(settings)) as client:
+        # Sec-Fetch-Site: what a browser says of a form sent from the site's own page.
+        browser = {"Sec-Fetch-Site": "same-origin"}
+        with TestClient(create_app(settings), headers=browser) as client:
 
             def get(path: str) -> Callable[[], object]:
                 def call() -> object:

@@ -569,6 +569,10 @@ class Site:
         try:
             body = urllib.parse.urlencode(form).encode() if form is not None else None
             headers = {"Content-Type": "application/x-www-form-urlencoded"} if form else {}
+            if method not in ("GET", "HEAD"):
+                # What a browser says of a form sent from one of the site's own pages; a
+                # visitor's first form needs it (docs/security.md, Sessions).
+                headers["Sec-Fetch-Site"] = "same-origin"
             if self.cookies:
                 headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
             connection.request(method, path, body=body, headers=headers)
