@@ -60,3 +60,23 @@ def test_starting_a_visitors_session_gives_it_a_random_token() -> None:
     visitor.start()
     assert not visitor.is_visitor and visitor.modified
     assert visitor.csrf != shared and visitor.accepted_tokens == (visitor.csrf,)
+
+
+def test_a_cookie_read_again_is_a_fresh_copy() -> None:
+    """Verified cookies are remembered by their text; each request still gets its own session."""
+    signer = Signer(b"k" * 32)
+    cookie = signer.dumps(Session(c="token", t=int(NOW)))
+    first = signer.loads(cookie, now=NOW)
+    assert first is not None
+    first["m"] = 5  # what the multiple-choice route does to its request's session
+    again = signer.loads(cookie, now=NOW)
+    assert again == {"c": "token", "t": int(NOW)} and not again.modified
+
+
+def test_the_session_cookie_is_found_among_others_even_malformed_ones() -> None:
+    from app.web.middleware.sessions import COOKIE, _cookie_value
+
+    header = f'theirs="unterminated; {COOKIE}=abc.def; other=1'.encode()
+    assert _cookie_value({"headers": [(b"cookie", header)]}, COOKIE) == "abc.def"
+    assert _cookie_value({"headers": [(b"cookie", b"x=1")]}, COOKIE) is None
+    assert _cookie_value({"headers": [(b"cookie", f"x{COOKIE}=no".encode())]}, COOKIE) is None
