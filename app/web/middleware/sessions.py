@@ -24,7 +24,7 @@ still taken, so a page opened before midnight can be sent after it.
 
 A refused request never writes a cookie: a form from another site arrives
 without the cookie (SameSite=Lax), and answering it with a fresh one would
-replace the cookie the browser holds, signing the visitor out. The payload:
+replace the cookie the browser holds, signing the visitor out.
 
 The payload:
 
