@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from app.demos.spec import DemoSpec
-from app.demos.specs.training_llama import LlamaConfigParams
+from app.demos.specs.training_llama import LARGEST_CONFIG, LlamaConfigParams
 
 Stage = Literal[0, 1, 2, 3]
 
@@ -70,18 +70,5 @@ ZERO_MEMORY = DemoSpec(
         "per parameter, (2 + K)Ψ bytes, in GB; gradients, RNG and data-loader state not counted.",
     },
     uses_device=False,
-    worst_cases=(
-        {
-            "vocab": 262_144,
-            "hidden": 16_384,
-            "intermediate": 65_536,
-            "layers": 256,
-            "heads": 256,
-            "kv_heads": 1,
-            "tie_embeddings": True,
-            "gpus": 65_536,
-            "stage": 3,
-            "optimizer_bytes": 32,
-        },
-    ),
+    worst_cases=({**LARGEST_CONFIG, "gpus": 65_536, "stage": 3, "optimizer_bytes": 32},),
 )

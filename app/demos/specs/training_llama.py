@@ -90,6 +90,18 @@ class LlamaParamsParams(LlamaConfigParams):
     )
 
 
+LARGEST_CONFIG: dict[str, object] = {
+    "vocab": 262_144,
+    "hidden": 16_384,
+    "intermediate": 65_536,
+    "layers": 256,
+    "heads": 256,
+    "kv_heads": 1,
+    "tie_embeddings": True,
+}
+"""The largest model the config fields allow: the worst case of every demo that builds one."""
+
+
 LLAMA_PARAMS = DemoSpec(
     name="llama_params",
     version=1,
@@ -115,16 +127,5 @@ LLAMA_PARAMS = DemoSpec(
         "attention_flops_share": "12 · layers · hidden · seq_len as a share of flops_per_token.",
     },
     uses_device=False,
-    worst_cases=(
-        {
-            "vocab": 262_144,
-            "hidden": 16_384,
-            "intermediate": 65_536,
-            "layers": 256,
-            "heads": 256,
-            "kv_heads": 1,
-            "tie_embeddings": True,
-            "seq_len": 131_072,
-        },
-    ),
+    worst_cases=({**LARGEST_CONFIG, "seq_len": 131_072},),
 )
