@@ -118,12 +118,14 @@ def measure_worst(name: str, index: int) -> dict[str, Any]:
     return {"ms": times, "cpu_ms": cpu, "peak_mb": (_memory("VmHWM") - idle) / 2**20}
 
 
-def budget(threads: int, rounds: int) -> None:
+def budget(threads: int, rounds: int, only: list[str]) -> None:
     print(f"worst cases, {threads} threads, {rounds} fresh processes each:")
     print("after a warm-up as at the worker's start: wall time (median, slowest), CPU time of")
     print("all threads (median: on idle cores the wall time is at most this), largest peak memory")
     print(f"{'demo':20} {'p50 ms':>8} {'max ms':>8} {'CPU ms':>8} {'peak MB':>8}  params")
     for name, demo in DEMOS.items():
+        if only and name not in only:
+            continue
         for index, worst in enumerate(demo.worst_cases):
             command = [sys.executable, __file__, "--measure", name, str(index)]
             rows = []
@@ -161,6 +163,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20, help="timed runs per demo")
     parser.add_argument("--budget", action="store_true", help="measure each demo's worst case")
     parser.add_argument("--rounds", type=int, default=3, help="fresh processes per worst case")
+    parser.add_argument(
+        "--only", nargs="+", default=[], metavar="DEMO", help="with --budget: just these demos"
+    )
     parser.add_argument("--measure", nargs=2, metavar=("DEMO", "INDEX"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -168,7 +173,12 @@ def main() -> None:
         print(json.dumps(measure_worst(args.measure[0], int(args.measure[1]))))
         return
     if args.budget:
-        budget(args.threads, args.rounds)
+        unknown = set(args.only) - set(DEMOS)
+        if unknown:
+            parser.error(
+                f"unknown demo(s) {', '.join(sorted(unknown))}: the demos are {', '.join(DEMOS)}"
+            )
+        budget(args.threads, args.rounds, args.only)
         return
     print(f"torch {torch.__version__}, numpy {np.__version__}, {args.threads} threads, CPU")
     print(f"{'demo':20} {'p50 ms':>8} {'p95 ms':>8}")
