@@ -1,0 +1,169 @@
+"""``inference_roofline``: arithmetic intensity of prefill and decode against a GPU's ridge point.
+
+Parameters and description of the demo, shared by the web server (forms, card
+checks) and the worker (validation); the computation is in
+``app/worker/demos/inference_roofline.py``. The model fields are
+``llama_params``'s, with Llama 3 8B's values by default. No torch here.
+"""
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import Field
+
+from app.demos.spec import DemoSpec
+from app.demos.specs.training_llama import LARGEST_CONFIG, LlamaConfigParams
+
+
+@dataclass(frozen=True)
+class Device:
+    """Dense 16-bit tensor-core peak (no sparsity) and memory bandwidth of one GPU."""
+
+    name: str
+    peak_flops: float  # FLOP/s, dense bf16/fp16 on tensor cores
+    bandwidth: float  # bytes/s of device memory
+    source: str
+
+
+DEVICES: dict[str, Device] = {
+    "h100_sxm": Device(
+        "NVIDIA H100 SXM",
+        1979e12 / 2,
+        3.35e12,
+        "NVIDIA's H100 spec table as reproduced by HPC Tech (archive-lib.hpctech.co.jp/gpuproduct/"
+        "nvidia-h100.html): BF16 Tensor Core 1,979 TFLOPS with sparsity, 'specifications 1/2 "
+        "lower without sparsity'; GPU memory bandwidth 3,350 GB/s",
+    ),
+    "a100_sxm_80gb": Device(
+        "NVIDIA A100 80GB SXM",
+        312e12,
+        2.039e12,
+        "BF16 tensor 312 TFLOPS dense (624 with sparsity): glennklockwood.com/garden/processors/"
+        "A100, citing NVIDIA's A100 datasheet; 80GB SXM bandwidth 2,039 GB/s: thundercompute.com "
+        "A100 specs table",
+    ),
+    "h200_sxm": Device(
+        "NVIDIA H200 SXM",
+        1979e12 / 2,
+        4.8e12,
+        "Same GH100 die and tensor cores as H100 SXM (openmetal.io H200 article: compute identical, "
+        "memory upgraded); 4.8 TB/s HBM3e",
+    ),
+    "l4": Device(
+        "NVIDIA L4",
+        242e12 / 2,
+        300e9,
+        "FP16 tensor 242 TFLOPS with sparsity, 24 GB GDDR6 at 300 GB/s (grokipedia 'NVIDIA L4 vs "
+        "L40S', from NVIDIA's L4 page); 300 GB/s also in Source Code's spec table",
+    ),
+}
+"""The device table. NVIDIA's own datasheets were not in the stored corpus the figures were
+looked up in; each entry names the page that was opened. Apple M-series chips are left out:
+Apple publishes their memory bandwidth but no GPU FLOP/s figure."""
+
+DeviceName = Literal["h100_sxm", "a100_sxm_80gb", "h200_sxm", "l4"]
+
+
+class InferenceRooflineParams(LlamaConfigParams):
+    """A Llama-style config (Llama 3 8B by default), a workload and a GPU."""
+
+    vocab: int = Field(
+        128_256, ge=2, le=262_144, title="Vocabulary", description="vocab_size: rows of the embedding."
+    )
+    intermediate: int = Field(
+        14_336,
+        ge=1,
+        le=65_536,
+        title="Intermediate size",
+        description="intermediate_size: width of the SwiGLU MLP.",
+    )
+    kv_heads: int = Field(
+        8,
+        ge=1,
+        le=256,
+        title="KV heads",
+        description="num_key_value_heads; must divide the query heads (fewer = GQA).",
+    )
+    context: int = Field(
+        2048,
+        ge=1,
+        le=131_072,
+        title="Context tokens",
+        description="Prefill: tokens of one prompt processed in one pass. Decode: tokens already "
+        "in each sequence's KV cache.",
+    )
+    batch: int = Field(
+        1,
+        ge=1,
+        le=4096,
+        title="Decode batch",
+        description="Sequences that each generate one token in one decode step.",
+    )
+    bytes_per_value: float = Field(
+        2.0,
+        ge=0.5,
+        le=4.0,
+        title="Bytes per value",
+        description="Bytes of every weight, activation and cached K/V value: 2 for bf16, 1 for "
+        "fp8, 0.5 for int4.",
+    )
+    device: DeviceName = Field(
+        "h100_sxm",
+        title="GPU",
+        description="Dense bf16 tensor peak and memory bandwidth from the device table.",
+    )
+    price_per_hour: float = Field(
+        2.0,
+        ge=0.01,
+        le=1000.0,
+        title="Price per GPU-hour",
+        description="A hypothetical price in dollars per GPU-hour (an assumption, not a quote), "
+        "for the cost per million tokens.",
+    )
+
+
+INFERENCE_ROOFLINE = DemoSpec(
+    name="inference_roofline",
+    version=1,
+    title="Roofline of LLM inference: prefill versus decode",
+    description="Counts the FLOPs of a Llama-style model's matmuls with FlopCounterMode on the "
+    "meta device and the bytes they move, for one prefill pass and one decode step, and places "
+    "both against a GPU's ridge point (peak FLOP/s ÷ memory bandwidth).",
+    params=InferenceRooflineParams,
+    outputs={
+        "prefill_flops": "FLOPs of one prefill pass over `context` tokens (every layer, and the "
+        "output head on the last token).",
+        "prefill_bytes": "Bytes the prefill pass reads and writes: weights, matmul inputs and "
+        "outputs, and q, K, V and the output of a fused attention kernel.",
+        "prefill_intensity": "prefill_flops / prefill_bytes, FLOP per byte.",
+        "decode_flops": "FLOPs of one decode step: `batch` sequences, one new token each, "
+        "attending to `context` cached tokens.",
+        "decode_bytes": "Bytes the decode step reads and writes, KV cache included.",
+        "decode_intensity": "decode_flops / decode_bytes, FLOP per byte.",
+        "ridge_point": "Peak FLOP/s ÷ memory bandwidth of the chosen GPU, FLOP per byte.",
+        "peak_tflops": "Dense bf16 tensor peak of the chosen GPU, in TFLOP/s.",
+        "bandwidth_tb_s": "Memory bandwidth of the chosen GPU, in TB/s.",
+        "prefill_compute_bound": "1 when prefill_intensity exceeds the ridge point, else 0.",
+        "decode_compute_bound": "1 when decode_intensity exceeds the ridge point, else 0.",
+        "prefill_attainable_tflops": "min(peak, prefill_intensity × bandwidth), in TFLOP/s.",
+        "decode_attainable_tflops": "min(peak, decode_intensity × bandwidth), in TFLOP/s.",
+        "params": "Parameters of the model.",
+        "weight_bytes": "Bytes of the matmul weights (every projection and the output head) at "
+        "bytes_per_value: what one forward pass must read.",
+        "kv_bytes_per_token": "K and V bytes per cached token: 2 × layers × kv_heads × head_dim × "
+        "bytes_per_value.",
+        "decode_ceiling_tokens_per_s": "Batch-1 ceiling: bandwidth ÷ (weight bytes + KV cache "
+        "of `context` tokens), tokens per second.",
+        "decode_tokens_per_s": "Tokens per second of `batch` sequences by the roofline: batch ÷ "
+        "max(decode FLOPs ÷ peak, decode bytes ÷ bandwidth).",
+        "decode_ms_per_step": "Roofline time of one decode step, in milliseconds.",
+        "cost_per_million_tokens": "price_per_hour ÷ (decode_tokens_per_s × 3600) × 10⁶, dollars "
+        "per million generated tokens at the roofline rate.",
+        "ridge_batch": "Smallest decode batch whose intensity reaches the ridge point (0 when no "
+        "batch up to 4096 does).",
+    },
+    uses_device=False,
+    worst_cases=(
+        {**LARGEST_CONFIG, "context": 131_072, "batch": 4096, "bytes_per_value": 0.5},
+    ),
+)
