@@ -101,6 +101,7 @@ def test_cost_per_million_tokens_by_hand(run: RunDemo) -> None:
     out = run("inference_roofline", batch=32, price_per_hour=3.0).outputs
     step = max(out["decode_flops"] / 989.5e12, out["decode_bytes"] / 3.35e12)
     assert out["decode_ms_per_step"] == pytest.approx(step * 1e3)
+    assert out["prefill_ms"] == pytest.approx(out["prefill_flops"] / 989.5e12 * 1e3)
     assert out["decode_tokens_per_s"] == pytest.approx(32 / step)
     assert out["cost_per_million_tokens"] == pytest.approx(3.0 / (32 / step * 3600) * 1e6)
 

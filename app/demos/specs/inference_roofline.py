@@ -156,6 +156,8 @@ INFERENCE_ROOFLINE = DemoSpec(
         "of `context` tokens), tokens per second.",
         "decode_tokens_per_s": "Tokens per second of `batch` sequences by the roofline: batch ÷ "
         "max(decode FLOPs ÷ peak, decode bytes ÷ bandwidth).",
+        "prefill_ms": "Roofline time of the prefill pass, max(FLOPs ÷ peak, bytes ÷ bandwidth), in "
+        "milliseconds: a lower bound on the time to first token.",
         "decode_ms_per_step": "Roofline time of one decode step, in milliseconds.",
         "cost_per_million_tokens": "price_per_hour ÷ (decode_tokens_per_s × 3600) × 10⁶, dollars "
         "per million generated tokens at the roofline rate.",

@@ -229,6 +229,7 @@ def compute(params: InferenceRooflineParams, device: torch.device) -> Outcome:
         "kv_bytes_per_token": kv_per_token,
         "decode_ceiling_tokens_per_s": ceiling,
         "decode_tokens_per_s": tokens_per_s,
+        "prefill_ms": max(prefill_flops / gpu.peak_flops, prefill_bytes / gpu.bandwidth) * 1e3,
         "decode_ms_per_step": step_s * 1e3,
         "cost_per_million_tokens": params.price_per_hour / (tokens_per_s * 3600) * 1e6,
         "ridge_batch": float(first_batch),
