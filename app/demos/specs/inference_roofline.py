@@ -46,8 +46,8 @@ DEVICES: dict[str, Device] = {
         "NVIDIA H200 SXM",
         1979e12 / 2,
         4.8e12,
-        "Same GH100 die and tensor cores as H100 SXM (openmetal.io H200 article: compute identical, "
-        "memory upgraded); 4.8 TB/s HBM3e",
+        "Same GH100 die and tensor cores as H100 SXM (openmetal.io H200 article: FP8 compute "
+        "identical, memory upgraded); 4.8 TB/s HBM3e",
     ),
     "l4": Device(
         "NVIDIA L4",
@@ -68,7 +68,11 @@ class InferenceRooflineParams(LlamaConfigParams):
     """A Llama-style config (Llama 3 8B by default), a workload and a GPU."""
 
     vocab: int = Field(
-        128_256, ge=2, le=262_144, title="Vocabulary", description="vocab_size: rows of the embedding."
+        128_256,
+        ge=2,
+        le=262_144,
+        title="Vocabulary",
+        description="vocab_size: rows of the embedding.",
     )
     intermediate: int = Field(
         14_336,
@@ -165,7 +169,5 @@ INFERENCE_ROOFLINE = DemoSpec(
         "batch up to 4096 does).",
     },
     uses_device=False,
-    worst_cases=(
-        {**LARGEST_CONFIG, "context": 131_072, "batch": 4096, "bytes_per_value": 0.5},
-    ),
+    worst_cases=({**LARGEST_CONFIG, "context": 131_072, "batch": 4096, "bytes_per_value": 0.5},),
 )

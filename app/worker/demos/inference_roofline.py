@@ -24,7 +24,7 @@ min(peak, intensity × bandwidth), so a pass whose intensity is below the ridge
 point peak / bandwidth is limited by memory traffic, not arithmetic.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -44,19 +44,16 @@ class Traffic:
     """Elements read and written by the counted kernels (converted to bytes by the caller)."""
 
     elements: int = 0
-    by_op: list[tuple[str, int]] = field(default_factory=list)
 
-    def add(self, name: str, *tensors: torch.Tensor) -> None:
-        n = sum(t.numel() for t in tensors)
-        self.elements += n
-        self.by_op.append((name, n))
+    def add(self, *tensors: torch.Tensor) -> None:
+        self.elements += sum(t.numel() for t in tensors)
 
 
-class LinearTraffic(TorchDispatchMode):
+class LinearTraffic(TorchDispatchMode):  # type: ignore[no-untyped-call]
     """Adds each ``mm``/``addmm``'s input, weight and output elements to a :class:`Traffic`."""
 
     def __init__(self, traffic: Traffic) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.traffic = traffic
 
     def __torch_dispatch__(
@@ -65,7 +62,7 @@ class LinearTraffic(TorchDispatchMode):
         out = func(*args, **(kwargs or {}))
         if func.overloadpacket in LINEAR_OPS:
             tensors = [a for a in args if isinstance(a, torch.Tensor)]
-            self.traffic.add(str(func.overloadpacket), *tensors, out)
+            self.traffic.add(*tensors, out)
         return out
 
 
@@ -94,7 +91,7 @@ def _attention(
         scores = scores + 0
     weights = torch.softmax(scores * d**-0.5, dim=-1)
     out = torch.bmm(weights, v.reshape(batch * kv_heads, keys, d))
-    traffic.add("attention", q, k, v, out)
+    traffic.add(q, k, v, out)
     return out.reshape(batch, heads, new, d)
 
 
