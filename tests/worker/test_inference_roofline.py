@@ -60,6 +60,14 @@ def test_prefill_matches_the_hand_count(run: RunDemo, context: int, bpv: float) 
     assert out["prefill_bytes"] == moved
 
 
+@pytest.mark.parametrize("params", [{}, {"context": 8192, "batch": 64}, TINY])
+def test_theory_is_the_output(run: RunDemo, params: dict[str, int]) -> None:
+    result = run("inference_roofline", **params)
+    assert result.theory.keys() == {"prefill_flops", "decode_flops"}
+    for name, value in result.theory.items():
+        assert result.outputs[name] == value, name
+
+
 def test_llama_3_8b_sizes_match_the_other_demos(run: RunDemo) -> None:
     out = run("inference_roofline").outputs
     assert out["params"] == 8_030_261_248

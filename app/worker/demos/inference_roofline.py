@@ -231,11 +231,15 @@ def compute(params: InferenceRooflineParams, device: torch.device) -> Outcome:
         "cost_per_million_tokens": params.price_per_hour / (tokens_per_s * 3600) * 1e6,
         "ridge_batch": float(first_batch),
     }
+    head = params.vocab * params.hidden
+    attention = 4.0 * params.layers * params.hidden  # q·Kᵀ and p·V, per query-key pair
     theory = {
-        # batch 1 decode: every matmul weight is read once for 2 FLOPs each
+        # 2 FLOPs per weight per token; the head runs on one position per sequence
+        "prefill_flops": 2.0 * params.context * (sizes["matmul_weights"] - head)
+        + 2.0 * head
+        + attention * params.context**2,
         "decode_flops": 2.0 * params.batch * sizes["matmul_weights"]
-        + 4.0 * params.batch * params.layers * params.hidden * (params.context + 1),
-        "decode_ceiling_tokens_per_s": ceiling,
+        + attention * params.batch * (params.context + 1),
     }
     return Outcome(
         outputs=outputs,
