@@ -30,38 +30,39 @@ DEVICES: dict[str, Device] = {
         "NVIDIA H100 SXM",
         1979e12 / 2,
         3.35e12,
-        "NVIDIA's H100 spec table as reproduced by HPC Tech (archive-lib.hpctech.co.jp/gpuproduct/"
-        "nvidia-h100.html): BF16 Tensor Core 1,979 TFLOPS with sparsity, 'specifications 1/2 "
-        "lower without sparsity'; GPU memory bandwidth 3,350 GB/s",
+        "modal.com GPU Glossary, 'arithmetic bandwidth' table (H100 SXM BF16 tensor cores 989 "
+        "TFLOP/s, HBM3 3.35 TB/s, ridge 295); glennklockwood.com/garden/processors/h100, from "
+        "NVIDIA's H100 whitepaper (BF16 matrix 989.4 dense, 1978.9 sparse); NVIDIA's H100 table as "
+        "reproduced by HPC Tech (BF16 Tensor Core 1,979 TFLOPS 'shown with sparsity, "
+        "specifications 1/2 lower without sparsity'; 3,350 GB/s)",
     ),
     "a100_sxm_80gb": Device(
         "NVIDIA A100 80GB SXM",
         312e12,
         2.039e12,
-        "BF16 tensor 312 TFLOPS dense (624 with sparsity): glennklockwood.com/garden/processors/"
-        "A100, citing NVIDIA's A100 datasheet; 80GB SXM bandwidth 2,039 GB/s: thundercompute.com "
-        "A100 specs table",
+        "modal.com GPU Glossary, 'arithmetic bandwidth' table (A100 80GB SXM BF16 tensor cores "
+        "312 TFLOP/s, HBM2e 2 TB/s); glennklockwood.com/garden/processors/A100, from NVIDIA's A100 "
+        "datasheet (BF16 312 dense, 624 sparse; 80 GB HBM2e at 2.039 TB/s); acecloud.ai B200/H200/"
+        "H100/A100 comparison (A100 SXM4 80GB 2.039 TB/s)",
     ),
     "h200_sxm": Device(
         "NVIDIA H200 SXM",
         1979e12 / 2,
         4.8e12,
-        "Same GH100 die and tensor cores as H100 SXM (openmetal.io H200 article: FP8 compute "
-        "identical, memory upgraded); 4.8 TB/s HBM3e",
-    ),
-    "l4": Device(
-        "NVIDIA L4",
-        242e12 / 2,
-        300e9,
-        "FP16 tensor 242 TFLOPS with sparsity, 24 GB GDDR6 at 300 GB/s (grokipedia 'NVIDIA L4 vs "
-        "L40S', from NVIDIA's L4 page); 300 GB/s also in Source Code's spec table",
+        "ttsugriy.github.io distributed-training-book, 'Hardware assumptions' table (H200 141 GB "
+        "SXM: ~4.8 TB/s, dense BF16 ~989 TFLOP/s, 'TFLOP/s values are non-sparse'); itkb.uw.cz "
+        "'NVIDIA H200 vs B300' (H200 SXM dense FP16/BF16 ~989 TFLOPS, 4.8 TB/s): the H100's 1,979 "
+        "sparse figure halved, as for the H100",
     ),
 }
-"""The device table. NVIDIA's own datasheets were not in the stored corpus the figures were
-looked up in; each entry names the page that was opened. Apple M-series chips are left out:
-Apple publishes their memory bandwidth but no GPU FLOP/s figure."""
+"""The device table: dense 16-bit tensor-core peaks and memory bandwidths. NVIDIA's own
+datasheets were not in the stored corpus searched (the pages, docs and code corpora), so each
+entry names the secondary pages that were opened, at least two that agree. The L4 was dropped:
+only its with-sparsity FP16 figure (242 TFLOPS) was found, on an AI-written page, and no
+reputable page states its dense figure. Apple M-series chips are left out: Apple publishes their
+memory bandwidth but no GPU FLOP/s figure."""
 
-DeviceName = Literal["h100_sxm", "a100_sxm_80gb", "h200_sxm", "l4"]
+DeviceName = Literal["h100_sxm", "a100_sxm_80gb", "h200_sxm"]
 
 
 class InferenceRooflineParams(LlamaConfigParams):
