@@ -67,6 +67,15 @@ SMALL: dict[str, dict[str, Any]] = {
     },
     "adam_decay": {"steps": 20},
     "activation_checkpointing": {"layers": 4, "d": 16, "tokens": 8, "blocks_per_segment": 2},
+    "inference_roofline": {
+        "vocab": 64,
+        "hidden": 32,
+        "intermediate": 48,
+        "layers": 2,
+        "heads": 4,
+        "kv_heads": 2,
+        "context": 16,
+    },
 }
 
 

@@ -115,6 +115,7 @@ def test_table_demos_run_on_the_cpu_whatever_the_device() -> None:
         "zero_memory",
         "training_compute",
         "kmeans_init",
+        "inference_roofline",
     }
 
 
