@@ -67,6 +67,7 @@ SMALL: dict[str, dict[str, Any]] = {
     },
     "adam_decay": {"steps": 20},
     "activation_checkpointing": {"layers": 4, "d": 16, "tokens": 8, "blocks_per_segment": 2},
+    "batching": {"requests": 50, "slots": 4, "output_mean": 20, "max_len": 256},
 }
 
 
