@@ -49,7 +49,7 @@ def workload(params: BatchingParams) -> tuple[np.ndarray, np.ndarray, np.ndarray
     Example:
         >>> p, o, a = workload(BatchingParams(requests=3, output_lengths="constant"))
         >>> p.tolist(), o.tolist(), a.tolist()
-        ([124, 38, 196], [300, 300, 300], [0.0, 0.0, 0.0])
+        ([111, 88, 177], [300, 300, 300], [0.0, 0.0, 0.0])
     """
     rng = np.random.default_rng(params.seed)
     n, max_len, mean = params.requests, params.max_len, params.output_mean
@@ -155,8 +155,8 @@ def ceil_sum(n: torch.Tensor, b: int) -> torch.Tensor:
     """Σ_{t=1}^{n} ceil(t / b), elementwise.
 
     Example:
-        >>> ceil_sum(torch.tensor([0, 1, 4, 5, 9]), 4).tolist()  # 1+1+1+1, then 2, 2 …
-        [0, 1, 4, 6, 14]
+        >>> ceil_sum(torch.tensor([0, 1, 4, 5, 9]), 4).tolist()  # 1+1+1+1+2+2+2+2+3 = 15
+        [0, 1, 4, 6, 15]
     """
     q, r = n // b, n % b
     return b * q * (q + 1) // 2 + r * (q + 1)
