@@ -3,8 +3,9 @@
 References: Yu et al., Orca (OSDI 2022) §3 for request-level vs iteration-level
 scheduling; Kwon et al., PagedAttention (arXiv:2309.06180) §3.1 and §4 for
 max-length reservation, block-granular allocation and the under-one-block waste,
-and §6.1 / Fig. 13 for OPT-13B: 15.7K token slots of KV cache and Orca (Max),
-which reserves 2,048 slots per request, batching 7.00 requests on average.
+Table 1 for OPT-13B's 15.7K token slots of KV cache, §6.1 for Orca (Max), which
+reserves 2,048 slots per request, and Fig. 13a for its 7.00 batched requests on
+average (§6.2: vLLM batches 4.3x as many).
 
 Closed forms. Full static batches of B exponential lengths run for μ·H_B steps
 (the expected maximum), so the useful share of slot-steps tends to 1 / H_B. A
