@@ -28,6 +28,7 @@ from app.demos.specs import (
     evaluation_perplexity,
     evaluation_precision_recall,
     evaluation_roc_pr,
+    inference_batching,
     inference_roofline,
     kv_cache,
     quantization,
@@ -85,6 +86,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         distributed_pipeline.PIPELINE_SCHEDULE,
         distributed_zero.ZERO_MEMORY,
         inference_roofline.INFERENCE_ROOFLINE,
+        inference_batching.BATCHING,
     )
 }
 

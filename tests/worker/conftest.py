@@ -76,6 +76,7 @@ SMALL: dict[str, dict[str, Any]] = {
         "kv_heads": 2,
         "context": 16,
     },
+    "batching": {"requests": 50, "slots": 4, "output_mean": 20, "max_len": 256},
 }
 
 

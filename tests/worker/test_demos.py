@@ -104,7 +104,7 @@ def test_unknown_demo_lists_the_demos() -> None:
 
 
 def test_table_demos_run_on_the_cpu_whatever_the_device() -> None:
-    # Plain arithmetic, the gloo ranks (CPU processes) and scikit-learn's KMeans (CPU only)
+    # Plain arithmetic (scheduling and KV bookkeeping in `batching`), the gloo ranks (CPU processes) and scikit-learn's KMeans (CPU only)
     # need no GPU; reporting "cuda" for them would mislead.
     assert {name for name, demo in DEMOS.items() if not demo.uses_device} == {
         "collectives",
@@ -116,6 +116,7 @@ def test_table_demos_run_on_the_cpu_whatever_the_device() -> None:
         "training_compute",
         "kmeans_init",
         "inference_roofline",
+        "batching",
     }
 
 
