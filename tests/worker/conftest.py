@@ -67,6 +67,7 @@ SMALL: dict[str, dict[str, Any]] = {
     },
     "adam_decay": {"steps": 20},
     "activation_checkpointing": {"layers": 4, "d": 16, "tokens": 8, "blocks_per_segment": 2},
+    "weight_quantization": {"rows": 16, "cols": 64, "group_size": 16, "tokens": 8},
 }
 
 
