@@ -272,8 +272,8 @@ def test_same_seed_same_numbers(run: RunDemo) -> None:
     ("body", "param", "says"),
     [
         ({"cols": 1000, "group_size": 128}, "group_size", "divide cols"),
-        ({"rows": 4096, "cols": 4096}, "cols", "lower cols to 512"),
-        ({"rows": 2048, "cols": 1024, "tokens": 512}, "tokens", "lower tokens to 256"),
+        ({"rows": 4096, "cols": 4096}, "cols", "lower cols to 256"),
+        ({"rows": 2048, "cols": 512, "tokens": 256}, "tokens", "lower tokens to 128"),
         ({"alpha": 1.5}, "alpha", "1"),
         ({"bits": 3}, "bits", "8"),
         ({"act_outliers": 65}, "act_outliers", "64"),

@@ -13,11 +13,11 @@ from pydantic_core import PydanticCustomError
 from app.demos.params import DemoParams, Seed
 from app.demos.spec import DemoSpec
 
-MAX_WEIGHTS = 2**21
-"""Cap on rows × cols: a 16 MiB fp64 weight matrix, of which the demo holds about ten copies."""
+MAX_WEIGHTS = 2**20
+"""Cap on rows × cols: an 8 MiB fp64 weight matrix, of which the demo holds about ten copies."""
 
-MAX_ACTIVATIONS = 2**19
-"""Cap on tokens × cols and on tokens × rows: the activations and each matmul output (4 MiB)."""
+MAX_ACTIVATIONS = 2**18
+"""Cap on tokens × cols and on tokens × rows: the activations and each matmul output (2 MiB)."""
 
 
 class WeightQuantizationParams(DemoParams):
@@ -92,8 +92,9 @@ class WeightQuantizationParams(DemoParams):
         ge=0.0,
         le=1.0,
         title="Migration strength α",
-        description="SmoothQuant's α in s_j = max|X_j|^α / max|W_j|^(1−α): 0 leaves the "
-        "activations' range alone, 1 moves it all into the weights.",
+        description="SmoothQuant's α in s_j = max(abs X_j)^α / max(abs W_j)^(1−α): at 0 the "
+        "activations keep their outliers, at 1 every activation channel is scaled to a maximum "
+        "of 1 and the weights take the range.",
     )
     seed: Seed = 0
 
@@ -106,7 +107,12 @@ class WeightQuantizationParams(DemoParams):
                 "budget",
                 "rows × cols must be at most {limit} to keep one request under 2 s and "
                 "256 MB, got {rows} × {cols}: lower cols to {fit} or less",
-                {"limit": f"{MAX_WEIGHTS:,}", "rows": rows, "cols": cols, "fit": MAX_WEIGHTS // rows},
+                {
+                    "limit": f"{MAX_WEIGHTS:,}",
+                    "rows": rows,
+                    "cols": cols,
+                    "fit": MAX_WEIGHTS // rows,
+                },
             )
         return cols
 
@@ -132,8 +138,11 @@ class WeightQuantizationParams(DemoParams):
     @field_validator("tokens")
     @classmethod
     def _activations_within_budget(cls, tokens: int, info: ValidationInfo) -> int:
-        widest = max(info.data.get("rows") or 0, info.data.get("cols") or 0)
-        if widest and tokens * widest > MAX_ACTIVATIONS:
+        rows, cols = info.data.get("rows"), info.data.get("cols")
+        if rows is None or cols is None:  # already reported: one problem per request field
+            return tokens
+        widest = max(rows, cols)
+        if tokens * widest > MAX_ACTIVATIONS:
             raise PydanticCustomError(
                 "budget",
                 "tokens × max(rows, cols) must be at most {limit} to keep one request under "
@@ -162,45 +171,42 @@ WEIGHT_QUANTIZATION = DemoSpec(
         "per_channel_error": "The same with one scale per output row.",
         "per_group_error": "The same with one scale per group of group_size input weights.",
         "asym_group_error": "Asymmetric (min/max, integer zero point) per group.",
-        "per_tensor_predicted": "sqrt(mean(s²)/12) / RMS(W) for the per-tensor scheme: uniform "
-        "rounding error.",
-        "per_channel_predicted": "The same prediction for the per-channel scheme.",
-        "per_group_predicted": "The same prediction for the per-group scheme.",
-        "per_tensor_output_error": "‖XŴᵀ − XWᵀ‖ / ‖XWᵀ‖ (weight-only, X unquantised), per tensor.",
+        "per_tensor_predicted": "sqrt(mean(s²)/12) / RMS(W) for the per-tensor scheme, from its "
+        "fp16 scales.",
+        "per_channel_predicted": "The same for the per-channel scheme.",
+        "per_group_predicted": "The same for the per-group scheme.",
+        "per_tensor_output_error": "‖XŴᵀ − XWᵀ‖ / ‖XWᵀ‖, X unquantised, per tensor.",
         "per_channel_output_error": "The same, per output channel.",
         "per_group_output_error": "The same, per group.",
         "asym_group_output_error": "The same, asymmetric per group.",
         "per_tensor_bits": "Bits per weight with one fp16 scale for the tensor.",
-        "per_channel_bits": "Bits per weight with one fp16 scale per row: bits + 16/cols.",
-        "per_group_bits": "Bits per weight with one fp16 scale per group: bits + 16/group_size.",
-        "asym_group_bits": "Bits per weight with an fp16 scale and a bits-wide zero point per "
-        "group: bits + (16 + bits)/group_size.",
-        "act_outlier_ratio": "Largest |X| over the median of the per-channel maxima of |X|.",
-        "smooth_act_outlier_ratio": "The same for X / s after SmoothQuant's migration.",
-        "w8a8_error": "Output error of int8 X (one scale per tensor) times int8 W (one scale per "
-        "row), no smoothing.",
-        "w8a8_per_token_error": "The same with one activation scale per token instead.",
-        "w8a8_smooth_error": "Output error of W8A8 (per-tensor X, per-row W) after migrating with "
-        "s_j = max|X_j|^α / max|W_j|^(1−α).",
+        "per_channel_bits": "Bits per weight with one fp16 scale per row.",
+        "per_group_bits": "Bits per weight with one fp16 scale per group.",
+        "asym_group_bits": "Bits per weight with an fp16 scale and a b-bit zero point per group.",
+        "act_outlier_ratio": "Largest abs(X) over the median of the per-channel maxima of abs(X).",
+        "smooth_act_outlier_ratio": "The same for X diag(s)⁻¹.",
+        "w8a8_error": "Output error of int8 X (one scale per tensor) times int8 W (one scale "
+        "per row), no smoothing.",
+        "w8a8_per_token_error": "The same with one activation scale per token.",
+        "w8a8_smooth_error": "The same as w8a8_error after the migration with the chosen α.",
         "act_error": "‖X̂ − X‖ / ‖X‖ for per-tensor int8 X, no smoothing.",
-        "smooth_act_error": "The same for X / s.",
-        "smooth_weight_error": "‖Ŵ' − W'‖ / ‖W'‖ for per-row int8 W' = W diag(s).",
-        "invariance_error": "max |XWᵀ − (X diag(s)⁻¹)(W diag(s))ᵀ| / max |XWᵀ| in fp64, before "
-        "quantising: the migration alone changes nothing.",
-        "e4m3_max": "Largest finite float8_e4m3fn value, found by decoding all 256 bytes.",
-        "e5m2_max": "Largest finite float8_e5m2 value, found the same way.",
+        "smooth_act_error": "The same for X diag(s)⁻¹.",
+        "smooth_weight_error": "‖Ŵ′ − W′‖ / ‖W′‖ for per-row int8 W′ = W diag(s).",
+        "invariance_error": "max abs(XWᵀ − (X diag(s)⁻¹)(W diag(s))ᵀ) / max abs(XWᵀ), fp64, "
+        "before quantising.",
+        "e4m3_max": "Largest finite float8_e4m3fn value, from all 256 bytes decoded.",
+        "e5m2_max": "Largest finite float8_e5m2 value.",
         "e4m3_min_subnormal": "Smallest positive float8_e4m3fn value.",
         "e5m2_min_subnormal": "Smallest positive float8_e5m2 value.",
-        "e4m3_step": "Relative rounding step of float8_e4m3fn: gap above 1, read off the decoded "
-        "values.",
+        "e4m3_step": "Gap between 1 and the next float8_e4m3fn value: the relative rounding step.",
         "e5m2_step": "The same for float8_e5m2.",
-        "e4m3_error": "‖Ŵ − W‖ / ‖W‖ casting W to float8_e4m3fn with one scale mapping max|W| to "
-        "the format's maximum.",
-        "e5m2_error": "The same for float8_e5m2.",
-        "e4m3_unscaled_error": "The same cast with no scale (W as it is).",
+        "e4m3_error": "‖Ŵ − W‖ / ‖W‖ through float8_e4m3fn with one scale mapping max abs(W) "
+        "to 448.",
+        "e5m2_error": "The same through float8_e5m2 (max 57,344).",
+        "e4m3_unscaled_error": "The same through float8_e4m3fn with no scale.",
     },
     worst_cases=(
-        {"rows": 2048, "cols": 1024, "tokens": 256, "group_size": 8, "weight_outliers": 64},
-        {"rows": 512, "cols": 4096, "tokens": 128, "group_size": 8, "act_outliers": 64},
+        {"rows": 1024, "cols": 1024, "tokens": 256, "group_size": 8, "weight_outliers": 64},
+        {"rows": 256, "cols": 4096, "tokens": 64, "group_size": 8, "act_outliers": 64},
     ),
 )

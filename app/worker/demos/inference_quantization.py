@@ -54,11 +54,12 @@ def make_tensors(
     channels multiplied by ``act_outlier_scale``.
     """
     generator = seeded(device, params.seed)
-    f64 = {"dtype": torch.float64, "device": device}
-    w = torch.randn(params.rows, params.cols, generator=generator, **f64).mul_(WEIGHT_STD)
+    f64 = torch.float64
+    w = torch.randn(params.rows, params.cols, generator=generator, dtype=f64, device=device)
+    w.mul_(WEIGHT_STD)
     w_cols = torch.randperm(params.cols, generator=generator, device=device)
     w[:, w_cols[: params.weight_outliers]] *= params.weight_outlier_scale
-    x = torch.randn(params.tokens, params.cols, generator=generator, **f64)
+    x = torch.randn(params.tokens, params.cols, generator=generator, dtype=f64, device=device)
     x_cols = torch.randperm(params.cols, generator=generator, device=device)
     x[:, x_cols[: params.act_outliers]] *= params.act_outlier_scale
     return w, x
@@ -145,7 +146,8 @@ def outlier_ratio(x: torch.Tensor) -> float:
 def fp8_grid(dtype: torch.dtype) -> torch.Tensor:
     """Every finite value of an 8-bit float format, sorted: all 256 bytes decoded."""
     values = torch.arange(256, dtype=torch.int32).to(torch.uint8).view(dtype).double()
-    return values[torch.isfinite(values)].unique()
+    finite, _ = values[torch.isfinite(values)].sort()
+    return finite
 
 
 def fp8_cast(w: torch.Tensor, dtype: torch.dtype, fmax: float, *, scaled: bool) -> torch.Tensor:
@@ -225,15 +227,16 @@ def compute(params: WeightQuantizationParams, device: torch.device) -> Outcome:
     return Outcome(
         outputs=outputs,
         theory=theory,
-        series=_series(w, x, params),
+        series=_series(w, x, y, params),
         notes=_notes(params),
     )
 
 
-def _series(w: torch.Tensor, x: torch.Tensor, params: WeightQuantizationParams) -> list[Series]:
+def _series(
+    w: torch.Tensor, x: torch.Tensor, y: torch.Tensor, params: WeightQuantizationParams
+) -> list[Series]:
     sizes = [g for g in (2**k for k in range(3, 13)) if g <= params.cols and params.cols % g == 0]
     errors = [relative_error(symmetric(w, bits=params.bits, block=g)[0], w) for g in sizes]
-    y = x @ w.T
     w8a8_errors = []
     for alpha in ALPHAS:
         s = smoothing_scales(x, w, alpha)
