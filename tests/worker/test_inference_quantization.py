@@ -207,6 +207,18 @@ def test_w8a8_matches_numpy(run: RunDemo, alpha: float) -> None:
     assert out["w8a8_per_token_error"] == pytest.approx(rel(np_w8a8(x, w, True), y), rel=1e-9)
     assert out["w8a8_smooth_error"] == pytest.approx(rel(np_w8a8(x / s, w * s), y), rel=1e-9)
     assert out["act_error"] == pytest.approx(rel(np_symmetric(x, 8, x.size, False), x), rel=1e-9)
+    x_s, w_s = x / s, w * s
+    assert out["smooth_act_error"] == pytest.approx(
+        rel(np_symmetric(x_s, 8, x_s.size, False), x_s), rel=1e-9
+    )
+    assert out["smooth_weight_error"] == pytest.approx(
+        rel(np_symmetric(w_s, 8, w_s.shape[1], False), w_s), rel=1e-9
+    )
+    for name, acts in (("act_outlier_ratio", x), ("smooth_act_outlier_ratio", x_s)):
+        channel_max = np.abs(acts).max(axis=0)
+        # Even column count: NumPy's median averages the middle two, torch's takes the lower.
+        lower_median = np.sort(channel_max)[(channel_max.size - 1) // 2]
+        assert out[name] == pytest.approx(channel_max.max() / lower_median, rel=1e-9), name
 
 
 @pytest.mark.parametrize("seed", range(5))

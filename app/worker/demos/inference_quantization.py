@@ -154,7 +154,8 @@ def fp8_cast(w: torch.Tensor, dtype: torch.dtype, fmax: float, *, scaled: bool) 
     """W through ``dtype`` and back: with one scale mapping max|W| to ``fmax``, or as it is.
 
     Values are clamped to ±fmax first (a saturating cast): float8_e4m3fn has no
-    infinity and would turn an overflow into NaN.
+    infinity, and what an overflowing cast gives depends on the converter (NaN in
+    PyTorch's eager cast before 2.12 and in ml_dtypes, 448 in PyTorch since).
     """
     scale = fmax / float(w.abs().max()) if scaled else 1.0
     return (w * scale).clamp_(-fmax, fmax).to(dtype).double().div_(scale)
