@@ -29,6 +29,7 @@ from app.demos.specs import (
     evaluation_precision_recall,
     evaluation_roc_pr,
     inference_batching,
+    inference_quantization,
     inference_roofline,
     kv_cache,
     quantization,
@@ -87,6 +88,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         distributed_zero.ZERO_MEMORY,
         inference_roofline.INFERENCE_ROOFLINE,
         inference_batching.BATCHING,
+        inference_quantization.WEIGHT_QUANTIZATION,
     )
 }
 

@@ -77,6 +77,7 @@ SMALL: dict[str, dict[str, Any]] = {
         "context": 16,
     },
     "batching": {"requests": 50, "slots": 4, "output_mean": 20, "max_len": 256},
+    "weight_quantization": {"rows": 16, "cols": 64, "group_size": 16, "tokens": 8},
 }
 
 

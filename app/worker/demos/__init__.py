@@ -28,6 +28,7 @@ from app.worker.demos.evaluation_perplexity import PERPLEXITY
 from app.worker.demos.evaluation_precision_recall import PRECISION_RECALL
 from app.worker.demos.evaluation_roc_pr import ROC_PR_AUC
 from app.worker.demos.inference_batching import BATCHING
+from app.worker.demos.inference_quantization import WEIGHT_QUANTIZATION
 from app.worker.demos.inference_roofline import INFERENCE_ROOFLINE
 from app.worker.demos.kv_cache import KV_CACHE
 from app.worker.demos.quantization import QUANTIZED_K
@@ -85,6 +86,7 @@ DEMOS: dict[str, Demo[Any]] = {
         ZERO_MEMORY,
         INFERENCE_ROOFLINE,
         BATCHING,
+        WEIGHT_QUANTIZATION,
     )
 }
 
