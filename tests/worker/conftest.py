@@ -67,6 +67,7 @@ SMALL: dict[str, dict[str, Any]] = {
     },
     "adam_decay": {"steps": 20},
     "activation_checkpointing": {"layers": 4, "d": 16, "tokens": 8, "blocks_per_segment": 2},
+    "lora": {"d_in": 32, "d_out": 24, "rank": 4, "tokens": 16, "steps": 3},
 }
 
 
