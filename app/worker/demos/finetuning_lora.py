@@ -81,8 +81,10 @@ class LoraLinear(nn.Module):
             dtype=base.weight.dtype,
             device=base.weight.device,
         )
-        with torch.no_grad():
-            out.weight.copy_(base.weight + self.scaling * (self.lora_B.weight @ self.lora_A.weight))
+        with torch.no_grad():  # W + scaling · BA, in place: no d × k temporaries
+            out.weight.copy_(base.weight).addmm_(
+                self.lora_B.weight, self.lora_A.weight, alpha=self.scaling
+            )
         return out
 
 
@@ -113,9 +115,11 @@ def train_and_merge(params: LoraParams, device: torch.device) -> dict[str, float
         base = nn.Linear(k, d, bias=False, **opts)  # type: ignore[arg-type]
         layer = LoraLinear(base, r, params.alpha, params.rslora)
         x = randn(params.tokens, k)
-        # A target the adapter can reach: the base map plus a rank-r change of similar size.
-        change = randn(d, r) @ randn(r, k) / math.sqrt(r * k)
-        target = x @ (base.weight.detach() + change).T
+        # A target the adapter can reach: the base map plus a rank-r change UV of similar
+        # size, applied as x Vᵀ Uᵀ so that no second d × k matrix is made.
+        u, v = randn(d, r), randn(r, k) / math.sqrt(r * k)
+        with torch.no_grad():
+            target = base(x) + (x @ v.T) @ u.T
         with torch.no_grad():
             init_diff = (layer(x) - base(x)).abs().max().item()
             loss_start = (layer(x) - target).pow(2).mean().item()
