@@ -165,4 +165,4 @@ def test_budget_message_says_what_to_lower(client: TestClient) -> None:
     response = client.post(
         "/demos/lora", json={"d_in": 1024, "d_out": 1024, "tokens": 1024, "steps": 100}
     )
-    assert "lower steps to 2 or less" in response.json()["detail"][0]["message"]
+    assert "lower steps to 1 or less" in response.json()["detail"][0]["message"]

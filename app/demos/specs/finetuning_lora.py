@@ -25,7 +25,7 @@ from app.demos.spec import DemoSpec
 MAX_ELEMENTS = 2**22
 """Most elements of the demo layer's weight (32 MiB in float64; the merge makes a copy)."""
 
-MAX_WORK = 2**31
+MAX_WORK = 2**30
 """Most d_in × d_out × tokens × steps: the multiply-adds of the frozen path over training."""
 
 ModelName = Literal["llama2_7b", "llama3_1_8b", "llama3_1_70b"]
@@ -234,7 +234,7 @@ LORA = DemoSpec(
             "d_in": 2048,
             "d_out": 2048,
             "rank": 256,
-            "tokens": 512,
+            "tokens": 256,
             "steps": 1,
             "model": "llama3_1_70b",
             "targets": "all_linear",
@@ -244,7 +244,7 @@ LORA = DemoSpec(
             "d_out": 256,
             "rank": 256,
             "tokens": 1024,
-            "steps": 32,
+            "steps": 16,
             "model": "llama3_1_70b",
             "targets": "all_linear",
         },
