@@ -44,8 +44,8 @@ def test_zero_b_makes_the_adapted_layer_the_base_layer_exactly(run: RunDemo) -> 
 @pytest.mark.parametrize(("alpha", "rslora"), [(16.0, False), (1.0, False), (16.0, True)])
 def test_merge_equals_the_adapter_path(run: RunDemo, alpha: float, rslora: bool) -> None:
     out = run("lora", d_in=128, d_out=96, rank=8, alpha=alpha, rslora=rslora, steps=10).outputs
-    # Over seeds 0-29 for the three settings: merge differences at most 5.3e-15, adapter
-    # outputs at least 0.15, the loss down by at least 0.07, the update's rank always 8.
+    # Over seeds 0-29 for the three settings: merge differences at most 4.5e-15, adapter
+    # outputs at least 0.13, the loss down by at least 0.08, the update's rank always 8.
     # The adapter really moved (a merge of B = 0 would be trivially exact) ...
     assert out["adapter_max_abs_output"] > 0.01
     assert out["loss_end"] < out["loss_start"]

@@ -52,14 +52,21 @@ FULL_FINETUNE_BYTES = 16  # mixed-precision Adam: 2 + 2 + 12 (ZeRO §3.1)
 class LoraLinear(nn.Module):
     """A frozen ``nn.Linear`` plus ``scaling · lora_B(lora_A(x))``, laid out as peft's."""
 
-    def __init__(self, base: nn.Linear, rank: int, alpha: float, rslora: bool = False) -> None:
+    def __init__(
+        self,
+        base: nn.Linear,
+        rank: int,
+        alpha: float,
+        rslora: bool = False,
+        generator: torch.Generator | None = None,
+    ) -> None:
         super().__init__()
         self.base_layer = base.requires_grad_(False)
         factory = {"dtype": base.weight.dtype, "device": base.weight.device}
         self.lora_A = nn.Linear(base.in_features, rank, bias=False, **factory)
         self.lora_B = nn.Linear(rank, base.out_features, bias=False, **factory)
         self.scaling = alpha / math.sqrt(rank) if rslora else alpha / rank
-        nn.init.kaiming_uniform_(self.lora_A.weight, a=math.sqrt(5))
+        nn.init.kaiming_uniform_(self.lora_A.weight, a=math.sqrt(5), generator=generator)
         nn.init.zeros_(self.lora_B.weight)
 
     def adapter(self, x: torch.Tensor) -> torch.Tensor:
@@ -104,16 +111,16 @@ def trainable(module: nn.Module) -> int:
 def train_and_merge(params: LoraParams, device: torch.device) -> dict[str, float]:
     """Wrap, check the identity at init, train a few Adam steps, merge and compare."""
     gen = torch.Generator(device=device).manual_seed(params.seed)
-    opts = {"dtype": torch.float64, "device": device}
     k, d, r = params.d_in, params.d_out, params.rank
 
     def randn(*shape: int) -> torch.Tensor:
-        return torch.randn(*shape, generator=gen, **opts)  # type: ignore[arg-type]
+        return torch.randn(*shape, generator=gen, dtype=torch.float64, device=device)
 
     with torch.inference_mode(False), torch.enable_grad():
-        torch.manual_seed(params.seed)  # nn.Linear's own init draws from the global generator
-        base = nn.Linear(k, d, bias=False, **opts)  # type: ignore[arg-type]
-        layer = LoraLinear(base, r, params.alpha, params.rslora)
+        base = nn.Linear(k, d, bias=False, dtype=torch.float64, device=device)
+        # nn.Linear's own init, redrawn from the demo's generator (not the global one)
+        nn.init.kaiming_uniform_(base.weight, a=math.sqrt(5), generator=gen)
+        layer = LoraLinear(base, r, params.alpha, params.rslora, generator=gen)
         x = randn(params.tokens, k)
         # A target the adapter can reach: the base map plus a rank-r change UV of similar
         # size, applied as x Vᵀ Uᵀ so that no second d × k matrix is made.
