@@ -6,7 +6,8 @@ checks) and the worker (validation); the computation is in
 
 The model configs are the released ones:
 
-- Llama-2-7B: meta-llama/Llama-2-7b-hf ``config.json`` (as ``llama_params``).
+- Llama-2-7B: ``llama_params``' defaults, which that demo sources to
+  meta-llama/Llama-2-7b-hf ``config.json``.
 - Llama-3.1-8B and -70B: meta-llama/llama-models ``models/llama3_1/api/sku_list.py``
   (dim, n_layers, n_heads, n_kv_heads, vocab 128256, ffn_dim_multiplier 1.3,
   multiple_of 1024 and 4096); the MLP width is the reference ``FeedForward``'s
