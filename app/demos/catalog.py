@@ -28,6 +28,7 @@ from app.demos.specs import (
     evaluation_perplexity,
     evaluation_precision_recall,
     evaluation_roc_pr,
+    finetuning_lora,
     inference_batching,
     inference_quantization,
     inference_roofline,
@@ -89,6 +90,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         inference_roofline.INFERENCE_ROOFLINE,
         inference_batching.BATCHING,
         inference_quantization.WEIGHT_QUANTIZATION,
+        finetuning_lora.LORA,
     )
 }
 

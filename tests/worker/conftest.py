@@ -78,6 +78,7 @@ SMALL: dict[str, dict[str, Any]] = {
     },
     "batching": {"requests": 50, "slots": 4, "output_mean": 20, "max_len": 256},
     "weight_quantization": {"rows": 16, "cols": 64, "group_size": 16, "tokens": 8},
+    "lora": {"d_in": 32, "d_out": 24, "rank": 4, "tokens": 16, "steps": 3},
 }
 
 
