@@ -28,6 +28,7 @@ from app.demos.specs import (
     evaluation_perplexity,
     evaluation_precision_recall,
     evaluation_roc_pr,
+    finetuning_preference,
     kv_cache,
     quantization,
     rope,
@@ -83,6 +84,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         distributed_collectives.COLLECTIVES,
         distributed_pipeline.PIPELINE_SCHEDULE,
         distributed_zero.ZERO_MEMORY,
+        finetuning_preference.PREFERENCE_LOSSES,
     )
 }
 

@@ -27,6 +27,7 @@ from app.worker.demos.evaluation_pass_at_k import PASS_AT_K
 from app.worker.demos.evaluation_perplexity import PERPLEXITY
 from app.worker.demos.evaluation_precision_recall import PRECISION_RECALL
 from app.worker.demos.evaluation_roc_pr import ROC_PR_AUC
+from app.worker.demos.finetuning_preference import PREFERENCE_LOSSES
 from app.worker.demos.kv_cache import KV_CACHE
 from app.worker.demos.quantization import QUANTIZED_K
 from app.worker.demos.rope import ROPE
@@ -81,6 +82,7 @@ DEMOS: dict[str, Demo[Any]] = {
         COLLECTIVES,
         PIPELINE_SCHEDULE,
         ZERO_MEMORY,
+        PREFERENCE_LOSSES,
     )
 }
 
