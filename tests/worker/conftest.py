@@ -67,6 +67,14 @@ SMALL: dict[str, dict[str, Any]] = {
     },
     "adam_decay": {"steps": 20},
     "activation_checkpointing": {"layers": 4, "d": 16, "tokens": 8, "blocks_per_segment": 2},
+    "preference_losses": {
+        "vocab": 8,
+        "response_tokens": 4,
+        "steps": 2,
+        "kl_samples": 500,
+        "group_size": 4,
+        "groups": 20,
+    },
 }
 
 

@@ -35,6 +35,7 @@ from app.worker.demo import Demo, Outcome, Series
 from app.worker.device import seeded
 
 F64 = torch.float64
+DPO_PART, KL_PART, GRPO_PART = 1, 2, 3  # each part draws from generator seed · 4 + part
 
 # --- Bradley–Terry --------------------------------------------------------------------------
 
@@ -215,12 +216,12 @@ def run_kl(
     outputs["k1_negative_share"] = (log_r > 0).double().mean().item()
     theory["k1_negative_share"] = exact["k1_negative"]
 
-    # Exact bias and spread against the shift, on the same reference and noise direction.
+    # Exact bias against the shift, on the same reference logits and noise direction.
     shifts = [params.kl_shift * i / 10 for i in range(1, 11)] if params.kl_shift > 0 else [0.0]
     curve = []
-    for s in shifts:
-        g = seeded(device, params.seed + 1)
-        curve.append(exact_moments(*kl_distributions(params.vocab, s, g, device)))
+    for shift in shifts:
+        again = part_generator(device, params.seed, KL_PART)
+        curve.append(exact_moments(*kl_distributions(params.vocab, shift, again, device)))
     x = [c["kl"] for c in curve]
     series = [
         Series(
@@ -325,9 +326,13 @@ def run_grpo(
 # --- compute --------------------------------------------------------------------------------
 
 
+def part_generator(device: torch.device, seed: int, part: int) -> torch.Generator:
+    """The generator of one part (DPO, KL, GRPO): its draws do not depend on the others'."""
+    return seeded(device, seed * 4 + part)
+
+
 def compute(params: PreferenceLossesParams, device: torch.device) -> Outcome:
     """Bradley–Terry, DPO, the KL estimators and GRPO, each from its own draws of one seed."""
-    generator = seeded(device, params.seed)
     outputs = bradley_terry(params.reward_margin, device)
     theory = {
         "bt_loss": math.log1p(math.exp(-params.reward_margin)),
@@ -354,8 +359,8 @@ def compute(params: PreferenceLossesParams, device: torch.device) -> Outcome:
         "GRPO's std uses Bessel's correction (torch.std, as TRL's GRPOTrainer); a group whose "
         "rewards are all equal gets advantage 0 here (TRL adds 1e-4 to the std instead).",
     ]
-    for part in (run_dpo, run_kl, run_grpo):
-        out, th, se = part(params, generator, device)
+    for number, part in ((DPO_PART, run_dpo), (KL_PART, run_kl), (GRPO_PART, run_grpo)):
+        out, th, se = part(params, part_generator(device, params.seed, number), device)
         outputs.update(out)
         theory.update(th)
         series.extend(se)
