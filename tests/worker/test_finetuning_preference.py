@@ -106,6 +106,7 @@ def test_dpo_steps_match_a_hand_loop(run: RunDemo, beta: float, steps: int, lr: 
     assert out["dpo_rejected_reward"] == pytest.approx(hand["rejected"], rel=1e-9)
     assert out["dpo_loss"] == pytest.approx(hand["loss"], rel=1e-9)
     margin = out["dpo_reward_margin"]
+    assert out["dpo_log_ratio_margin"] == pytest.approx((hand["chosen"] - hand["rejected"]) / beta)
     assert out["dpo_loss"] == pytest.approx(-math.log(sigmoid(margin)), rel=1e-12)
     assert out["dpo_gradient_weight"] == pytest.approx(sigmoid(-margin), rel=1e-12)
     assert out["dpo_loss"] < math.log(2) and out["dpo_chosen_reward"] > 0
@@ -119,6 +120,7 @@ def test_beta_scales_the_implicit_reward_at_a_fixed_policy(run: RunDemo) -> None
     large = run("preference_losses", beta=1.0, steps=1, learning_rate=1.0).outputs
     assert large["dpo_chosen_reward"] == pytest.approx(10 * small["dpo_chosen_reward"])
     assert large["dpo_reward_margin"] == pytest.approx(10 * small["dpo_reward_margin"])
+    assert large["dpo_log_ratio_margin"] == pytest.approx(small["dpo_log_ratio_margin"])
 
 
 # --- KL estimators --------------------------------------------------------------------------

@@ -167,6 +167,8 @@ PREFERENCE_LOSSES = DemoSpec(
         "dpo_rejected_reward": "Implicit reward of the rejected response: "
         "β(log π_θ(y_l) − log π_ref(y_l)).",
         "dpo_reward_margin": "dpo_chosen_reward − dpo_rejected_reward; the loss is −log σ(margin).",
+        "dpo_log_ratio_margin": "dpo_reward_margin / β: how far the steps moved the policy's "
+        "log-probability gap between the two responses from the reference's, in nats.",
         "dpo_gradient_weight": "σ(rejected reward − chosen reward) after the steps: the weight "
         "DPO's gradient puts on this pair (1/2 at the reference).",
         "kl_exact": "KL(π_θ ‖ π_ref), summed over the vocabulary.",

@@ -119,6 +119,7 @@ def run_dpo(
         "dpo_chosen_reward": chosen_reward.item(),
         "dpo_rejected_reward": rejected_reward.item(),
         "dpo_reward_margin": margin,
+        "dpo_log_ratio_margin": margin / beta,
         "dpo_gradient_weight": torch.sigmoid(torch.tensor(-margin, dtype=F64)).item(),
     }
     theory = {
