@@ -52,13 +52,12 @@ def bradley_terry(margin: float, device: torch.device) -> dict[str, float]:
         chosen = torch.tensor(margin, dtype=F64, device=device, requires_grad=True)
         rejected = torch.tensor(0.0, dtype=F64, device=device, requires_grad=True)
         loss = -F.logsigmoid(chosen - rejected)
-        loss.backward()
-        assert chosen.grad is not None and rejected.grad is not None
+        grad_chosen, grad_rejected = torch.autograd.grad(loss, (chosen, rejected))
         return {
             "bt_loss": loss.item(),
             "bt_prob_chosen": torch.sigmoid(chosen - rejected).item(),
-            "bt_grad_chosen": chosen.grad.item(),
-            "bt_grad_rejected": rejected.grad.item(),
+            "bt_grad_chosen": grad_chosen.item(),
+            "bt_grad_rejected": grad_rejected.item(),
         }
 
 
