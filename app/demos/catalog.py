@@ -29,6 +29,7 @@ from app.demos.specs import (
     evaluation_precision_recall,
     evaluation_roc_pr,
     finetuning_lora,
+    finetuning_preference,
     inference_batching,
     inference_quantization,
     inference_roofline,
@@ -91,6 +92,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         inference_batching.BATCHING,
         inference_quantization.WEIGHT_QUANTIZATION,
         finetuning_lora.LORA,
+        finetuning_preference.PREFERENCE_LOSSES,
     )
 }
 

@@ -79,6 +79,14 @@ SMALL: dict[str, dict[str, Any]] = {
     "batching": {"requests": 50, "slots": 4, "output_mean": 20, "max_len": 256},
     "weight_quantization": {"rows": 16, "cols": 64, "group_size": 16, "tokens": 8},
     "lora": {"d_in": 32, "d_out": 24, "rank": 4, "tokens": 16, "steps": 3},
+    "preference_losses": {
+        "vocab": 8,
+        "response_tokens": 4,
+        "steps": 2,
+        "kl_samples": 500,
+        "group_size": 4,
+        "groups": 20,
+    },
 }
 
 

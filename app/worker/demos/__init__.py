@@ -28,6 +28,7 @@ from app.worker.demos.evaluation_perplexity import PERPLEXITY
 from app.worker.demos.evaluation_precision_recall import PRECISION_RECALL
 from app.worker.demos.evaluation_roc_pr import ROC_PR_AUC
 from app.worker.demos.finetuning_lora import LORA
+from app.worker.demos.finetuning_preference import PREFERENCE_LOSSES
 from app.worker.demos.inference_batching import BATCHING
 from app.worker.demos.inference_quantization import WEIGHT_QUANTIZATION
 from app.worker.demos.inference_roofline import INFERENCE_ROOFLINE
@@ -89,6 +90,7 @@ DEMOS: dict[str, Demo[Any]] = {
         BATCHING,
         WEIGHT_QUANTIZATION,
         LORA,
+        PREFERENCE_LOSSES,
     )
 }
 
