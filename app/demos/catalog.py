@@ -21,6 +21,7 @@ from app.demos.specs import (
     distributed_pipeline,
     distributed_zero,
     divisor,
+    finetuning_distillation,
     evaluation_ab_sample_size,
     evaluation_calibration,
     evaluation_interval,
@@ -83,6 +84,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         distributed_collectives.COLLECTIVES,
         distributed_pipeline.PIPELINE_SCHEDULE,
         distributed_zero.ZERO_MEMORY,
+        finetuning_distillation.DISTILLATION,
     )
 }
 

@@ -67,6 +67,7 @@ SMALL: dict[str, dict[str, Any]] = {
     },
     "adam_decay": {"steps": 20},
     "activation_checkpointing": {"layers": 4, "d": 16, "tokens": 8, "blocks_per_segment": 2},
+    "distillation": {"rows": 8, "prompt_tokens": 8, "completion_tokens": 4, "vocab": 16},
 }
 
 

@@ -20,6 +20,7 @@ from app.worker.demos.distributed_collectives import COLLECTIVES
 from app.worker.demos.distributed_pipeline import PIPELINE_SCHEDULE
 from app.worker.demos.distributed_zero import ZERO_MEMORY
 from app.worker.demos.divisor import DIVISOR
+from app.worker.demos.finetuning_distillation import DISTILLATION
 from app.worker.demos.evaluation_ab_sample_size import AB_SAMPLE_SIZE
 from app.worker.demos.evaluation_calibration import CALIBRATION
 from app.worker.demos.evaluation_interval import EVAL_INTERVAL
@@ -81,6 +82,7 @@ DEMOS: dict[str, Demo[Any]] = {
         COLLECTIVES,
         PIPELINE_SCHEDULE,
         ZERO_MEMORY,
+        DISTILLATION,
     )
 }
 
