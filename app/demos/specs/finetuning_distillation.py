@@ -13,11 +13,11 @@ from app.demos.spec import DemoSpec
 
 MAX_LOGITS = 2**19
 """Cap on rows × classes: one fp64 logit matrix is 4 MiB, and the demo runs autograd through it
-at 15 temperatures (the series) plus a few more."""
+at 11 temperatures (the series) plus 4 more."""
 
 MAX_SEQUENCE_LOGITS = 2**20
 """Cap on (prompt + completion tokens) × vocab: the SFT logits, 8 MiB in fp64, made for
-9 prompt lengths (the series)."""
+5 prompt lengths (the series) and backpropagated twice for each."""
 
 
 class DistillationParams(DemoParams):
@@ -36,7 +36,7 @@ class DistillationParams(DemoParams):
         description=f"Transfer cases; rows × classes may be at most {MAX_LOGITS:,}.",
     )
     logit_std: float = Field(
-        2.0,
+        1.0,
         ge=0.1,
         le=10.0,
         title="Logit std",
