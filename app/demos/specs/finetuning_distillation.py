@@ -153,7 +153,19 @@ DISTILLATION = DemoSpec(
         "masked and the unmasked loss.",
     },
     worst_cases=(
-        {"classes": 4096, "rows": 128, "prompt_tokens": 4096, "completion_tokens": 4096, "vocab": 128},
-        {"classes": 128, "rows": 4096, "prompt_tokens": 96, "completion_tokens": 32, "vocab": 8192},
+        {
+            "classes": 4096,
+            "rows": 128,
+            "prompt_tokens": 4096,
+            "completion_tokens": 4096,
+            "vocab": 128,
+        },
+        {
+            "classes": 128,
+            "rows": 4096,
+            "prompt_tokens": 96,
+            "completion_tokens": 32,
+            "vocab": 8192,
+        },
     ),
 )

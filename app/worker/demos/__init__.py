@@ -20,7 +20,6 @@ from app.worker.demos.distributed_collectives import COLLECTIVES
 from app.worker.demos.distributed_pipeline import PIPELINE_SCHEDULE
 from app.worker.demos.distributed_zero import ZERO_MEMORY
 from app.worker.demos.divisor import DIVISOR
-from app.worker.demos.finetuning_distillation import DISTILLATION
 from app.worker.demos.evaluation_ab_sample_size import AB_SAMPLE_SIZE
 from app.worker.demos.evaluation_calibration import CALIBRATION
 from app.worker.demos.evaluation_interval import EVAL_INTERVAL
@@ -28,6 +27,7 @@ from app.worker.demos.evaluation_pass_at_k import PASS_AT_K
 from app.worker.demos.evaluation_perplexity import PERPLEXITY
 from app.worker.demos.evaluation_precision_recall import PRECISION_RECALL
 from app.worker.demos.evaluation_roc_pr import ROC_PR_AUC
+from app.worker.demos.finetuning_distillation import DISTILLATION
 from app.worker.demos.kv_cache import KV_CACHE
 from app.worker.demos.quantization import QUANTIZED_K
 from app.worker.demos.rope import ROPE

@@ -67,7 +67,7 @@ def soft_target_gradient(
 
 
 def mean_row_norm(gradient: torch.Tensor) -> float:
-    return torch.linalg.vector_norm(gradient, dim=-1).mean().item()
+    return float(torch.linalg.vector_norm(gradient, dim=-1).mean())
 
 
 def hard_label_gradient(student: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -79,7 +79,13 @@ def hard_label_gradient(student: torch.Tensor, labels: torch.Tensor) -> torch.Te
     return gradient
 
 
-def distillation(params: DistillationParams, generator: torch.Generator, device: torch.device):
+Measured = tuple[dict[str, float], dict[str, float], list[Series]]
+"""Outputs, theory and series of one half of the demo."""
+
+
+def distillation(
+    params: DistillationParams, generator: torch.Generator, device: torch.device
+) -> Measured:
     shape = (params.rows, params.classes)
     student = torch.randn(shape, generator=generator, dtype=torch.float64, device=device)
     teacher = torch.randn(shape, generator=generator, dtype=torch.float64, device=device)
@@ -174,8 +180,6 @@ def sft_loss(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Shifted next-token cross-entropy with ``ignore_index=-100``, and the logits it used."""
     logits = embedding[input_ids[:-1]] @ head.T
-    if logits.requires_grad:  # keep the gradient at the logits, to see where it falls
-        logits.retain_grad()
     loss = F.cross_entropy(logits, labels[1:], ignore_index=IGNORE_INDEX)
     return loss, logits
 
@@ -183,25 +187,28 @@ def sft_loss(
 def masking_effect(
     embedding: torch.Tensor, head: torch.Tensor, input_ids: torch.Tensor, prompt_tokens: int
 ) -> dict[str, float]:
-    """Both losses with autograd: their values, and where their gradients fall."""
-    gradients, logit_gradients, losses = [], [], []
+    """Both losses with autograd: their values, and where their gradients fall.
+
+    The gradients are taken with respect to the logits (to see which positions they
+    reach) and to the model's two weight matrices (to compare the updates).
+    """
+    gradients: list[torch.Tensor] = []
+    logit_gradients: list[torch.Tensor] = []
+    losses: list[float] = []
     for mask_prompt in (True, False):
-        embedding.grad = head.grad = None
         labels = sft_labels(input_ids, prompt_tokens, mask_prompt=mask_prompt)
         with torch.enable_grad():
             loss, logits = sft_loss(embedding, head, input_ids, labels)
-            loss.backward()
-        assert logits.grad is not None and embedding.grad is not None and head.grad is not None
+            at_logits, at_embedding, at_head = torch.autograd.grad(loss, (logits, embedding, head))
         losses.append(loss.item())
-        logit_gradients.append(logits.grad)
-        gradients.append(torch.cat([embedding.grad.flatten(), head.grad.flatten()]))
+        logit_gradients.append(at_logits)
+        gradients.append(torch.cat([at_embedding.flatten(), at_head.flatten()]))
     masked, unmasked = logit_gradients
     prompt, completion = slice(0, prompt_tokens), slice(prompt_tokens, None)
     squared = torch.linalg.vector_norm(unmasked, dim=-1) ** 2
-    with torch.no_grad():
-        per_target = F.cross_entropy(
-            embedding[input_ids[:-1]] @ head.T, input_ids[1:], reduction="none"
-        )
+    per_target = F.cross_entropy(
+        embedding.detach()[input_ids[:-1]] @ head.detach().T, input_ids[1:], reduction="none"
+    )
     return {
         "masked_loss": losses[0],
         "unmasked_loss": losses[1],
@@ -216,7 +223,9 @@ def masking_effect(
     }
 
 
-def prompt_masking(params: DistillationParams, generator: torch.Generator, device: torch.device):
+def prompt_masking(
+    params: DistillationParams, generator: torch.Generator, device: torch.device
+) -> Measured:
     vocab, p, c = params.vocab, params.prompt_tokens, params.completion_tokens
     embedding = torch.randn(vocab, HIDDEN, generator=generator, dtype=torch.float64, device=device)
     head = torch.randn(vocab, HIDDEN, generator=generator, dtype=torch.float64, device=device)
