@@ -200,8 +200,8 @@ def test_prompt_takes_about_p_over_p_plus_c_of_the_gradient(
     run: RunDemo, prompt: int, completion: int, vocab: int, tolerance: float
 ) -> None:
     # Each position's ‖softmax − one-hot‖² is near 1 when the target is unlikely, so the
-    # shares follow the counts. Over 20 seeds the gaps were within ±0.0005, −0.004..+0.011
-    # and ±0.00005 for these three settings; the tolerances are about twice that.
+    # shares follow the counts. Over 20 seeds (rows=4) the gaps were within ±0.0008,
+    # ±0.0075 and ±0.00004 for these three settings; the tolerances are 2.5× or more.
     for seed in range(3):
         outputs = run(
             "distillation",
@@ -224,7 +224,7 @@ def test_longer_prompts_turn_the_update_away_from_the_completion(run: RunDemo) -
     ]
     assert cosines[0] == pytest.approx(1.0)
     assert cosines == sorted(cosines, reverse=True)
-    assert cosines[-1] < 0.3
+    assert cosines[-1] < 0.3  # 0.13 to 0.21 over 10 seeds
 
 
 # --- bounds --------------------------------------------------------------------------
