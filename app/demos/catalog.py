@@ -28,6 +28,7 @@ from app.demos.specs import (
     evaluation_perplexity,
     evaluation_precision_recall,
     evaluation_roc_pr,
+    finetuning_distillation,
     finetuning_lora,
     finetuning_preference,
     inference_batching,
@@ -93,6 +94,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         inference_quantization.WEIGHT_QUANTIZATION,
         finetuning_lora.LORA,
         finetuning_preference.PREFERENCE_LOSSES,
+        finetuning_distillation.DISTILLATION,
     )
 }
 

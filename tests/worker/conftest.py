@@ -87,6 +87,7 @@ SMALL: dict[str, dict[str, Any]] = {
         "group_size": 4,
         "groups": 20,
     },
+    "distillation": {"rows": 8, "prompt_tokens": 8, "completion_tokens": 4, "vocab": 16},
 }
 
 

@@ -27,6 +27,7 @@ from app.worker.demos.evaluation_pass_at_k import PASS_AT_K
 from app.worker.demos.evaluation_perplexity import PERPLEXITY
 from app.worker.demos.evaluation_precision_recall import PRECISION_RECALL
 from app.worker.demos.evaluation_roc_pr import ROC_PR_AUC
+from app.worker.demos.finetuning_distillation import DISTILLATION
 from app.worker.demos.finetuning_lora import LORA
 from app.worker.demos.finetuning_preference import PREFERENCE_LOSSES
 from app.worker.demos.inference_batching import BATCHING
@@ -91,6 +92,7 @@ DEMOS: dict[str, Demo[Any]] = {
         WEIGHT_QUANTIZATION,
         LORA,
         PREFERENCE_LOSSES,
+        DISTILLATION,
     )
 }
 
