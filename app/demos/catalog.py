@@ -10,6 +10,8 @@ from typing import Any
 
 from app.demos.spec import DemoSpec
 from app.demos.specs import (
+    attention_architecture,
+    attention_norm_depth,
     classical_bagging_variance,
     classical_base_rate_ppv,
     classical_bias_variance,
@@ -83,6 +85,8 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         distributed_collectives.COLLECTIVES,
         distributed_pipeline.PIPELINE_SCHEDULE,
         distributed_zero.ZERO_MEMORY,
+        attention_architecture.ARCHITECTURE,
+        attention_norm_depth.NORM_DEPTH,
     )
 }
 
