@@ -67,6 +67,8 @@ SMALL: dict[str, dict[str, Any]] = {
     },
     "adam_decay": {"steps": 20},
     "activation_checkpointing": {"layers": 4, "d": 16, "tokens": 8, "blocks_per_segment": 2},
+    "architecture": {"model": "llama_2_7b", "experts": 4, "tokens": 64},
+    "norm_depth": {"layers": 2, "d": 8, "tokens": 4, "trials": 1},
 }
 
 

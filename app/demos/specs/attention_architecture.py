@@ -88,8 +88,6 @@ MODELS: dict[str, ModelConfig] = {
     ),
 }  # fmt: skip
 
-MAX_ROUTER_WORK = 2**22  # tokens × experts: 16,384 × 256, a 16 MB probability matrix
-
 
 class ArchitectureParams(DemoParams):
     model: ModelName = Field(
@@ -117,8 +115,7 @@ class ArchitectureParams(DemoParams):
         ge=0.5,
         le=4.0,
         title="ffn_dim_multiplier",
-        description="Llama's extra factor on the SwiGLU width (1.3 for Llama 3 8B; 1 means "
-        "none).",
+        description="Llama's extra factor on the SwiGLU width (1.3 for Llama 3 8B; 1 means none).",
     )
     experts: int = Field(
         8, ge=2, le=256, title="Experts N", description="Router outputs for the balancing loss."
@@ -154,19 +151,6 @@ class ArchitectureParams(DemoParams):
                 {"experts": experts, "top_k": top_k},
             )
         return top_k
-
-    @field_validator("tokens")
-    @classmethod
-    def _router_within_budget(cls, tokens: int, info: ValidationInfo) -> int:
-        experts = info.data.get("experts")
-        if experts is not None and tokens * experts > MAX_ROUTER_WORK:
-            raise PydanticCustomError(
-                "budget",
-                "tokens × experts must be at most {limit:,}: lower tokens to "
-                "{most:,} or fewer for {experts} experts",
-                {"limit": MAX_ROUTER_WORK, "most": MAX_ROUTER_WORK // experts, "experts": experts},
-            )
-        return tokens
 
 
 ARCHITECTURE = DemoSpec(

@@ -94,8 +94,7 @@ class MoE(nn.Module):
             SwiGLU(config.hidden, config.expert_intermediate) for _ in range(config.experts)
         )
         self.shared_experts = nn.ModuleList(
-            SwiGLU(config.hidden, config.expert_intermediate)
-            for _ in range(config.shared_experts)
+            SwiGLU(config.hidden, config.expert_intermediate) for _ in range(config.shared_experts)
         )
 
 
@@ -212,7 +211,7 @@ def router_probs(params: ArchitectureParams, device: torch.device) -> torch.Tens
         router.weight.uniform_(-bound, bound, generator=generator)
     tokens = torch.randn(params.tokens, ROUTER_DIM, generator=generator)
     router, tokens = router.to(device), tokens.to(device)
-    logits = router(tokens)
+    logits: torch.Tensor = router(tokens)
     logits[:, 0] += params.router_skew
     return logits.softmax(dim=-1)
 
@@ -230,7 +229,8 @@ def balanced_probs(experts: int, tokens: int) -> torch.Tensor:
         router.weight.copy_(torch.stack([levels.roll(j) for j in range(experts)], dim=1))
     cycles = -(-tokens // experts)
     inputs = F.one_hot(torch.arange(cycles * experts) % experts, experts).float()
-    return router(inputs).softmax(dim=-1)
+    logits: torch.Tensor = router(inputs)
+    return logits.softmax(dim=-1)
 
 
 # --- compute -------------------------------------------------------------------------

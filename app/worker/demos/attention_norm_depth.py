@@ -89,7 +89,9 @@ def layer_grad_norms(params: NormDepthParams, seed: int, pre: bool) -> list[floa
         h = layer(h, pre)
     if pre:
         h = final(h)
-    F.cross_entropy(head(h), labels).backward()
+    logits: torch.Tensor = head(h)
+    loss = F.cross_entropy(logits, labels)
+    loss.backward()
     return [float(layer.w2.weight.grad.norm()) for layer in layers]  # type: ignore[union-attr]
 
 
