@@ -91,7 +91,7 @@ def layer_grad_norms(params: NormDepthParams, seed: int, pre: bool) -> list[floa
         h = final(h)
     logits: torch.Tensor = head(h)
     loss = F.cross_entropy(logits, labels)
-    loss.backward()
+    torch.autograd.backward(loss)
     return [float(layer.w2.weight.grad.norm()) for layer in layers]  # type: ignore[union-attr]
 
 
