@@ -96,7 +96,7 @@ def test_swiglu_width_as_llama_rounds_it(run: RunDemo) -> None:
     assert out["gelu_mlp_params"] == 8 * 4096**2
     llama3 = run("architecture", d_model=4096, multiple_of=1024, ffn_dim_multiplier=1.3)
     assert llama3.outputs["swiglu_hidden"] == 14_336
-    assert llama_ffn_width(5120, 256, 1.0) == 13_824  # Llama 2 13B's intermediate_size
+    assert llama_ffn_width(5120, 256, 1.0) == 13_824  # int(2 · 20480 / 3) = 13653, up to 256s
 
 
 def test_unrounded_two_thirds_gives_exact_parity(run: RunDemo) -> None:

@@ -325,7 +325,8 @@ def _notes(params: ArchitectureParams) -> list[str]:
     notes = [
         "Counts follow each model's reference layout; DeepSeek-V3's multi-token-prediction "
         "module is not counted.",
-        "The balancing loss leaves out the coefficient α (10⁻² in the Switch Transformer).",
+        "The balancing loss leaves out the coefficient α it is multiplied by in training "
+        "(transformers' MixtralConfig defaults router_aux_loss_coef to 0.001).",
     ]
     if params.model == "deepseek_v3":
         notes.append(

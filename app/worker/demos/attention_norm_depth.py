@@ -3,7 +3,7 @@
 A stack of L residual layers, each a causal single-head attention sub-layer
 (fused q/k/v projection, ``F.scaled_dot_product_attention``, output
 projection) and a ReLU FFN (d → 4d → d), every matrix Xavier-normal with zero
-bias, as Xiong et al. 2020 (§3.1, §3.2) assume. Two placements of the norm
+bias, the setting Xiong et al. 2020 analyse. Two placements of the norm
 (``torch.nn.LayerNorm`` or ``torch.nn.RMSNorm``, weight 1):
 
 - post-norm (the original Transformer): x ← Norm(x + F(x)) after each sub-layer;
@@ -12,8 +12,8 @@ bias, as Xiong et al. 2020 (§3.1, §3.2) assume. Two placements of the norm
 Both stacks share their weights (the same draws), so only the placement
 differs. The loss is cross-entropy of a random linear head over 32 classes
 against random labels; the measurement is ‖∂L/∂W₂‖ of each layer's second FFN
-matrix, the quantity of Xiong et al.'s Theorem 1 (post-norm: independent of L
-for the last layer; pre-norm: shrinking like 1/√L), averaged over trials.
+matrix, the quantity Xiong et al. analyse (post-norm's output-side gradients
+are large at initialisation, pre-norm's well-behaved), averaged over trials.
 """
 
 import math
