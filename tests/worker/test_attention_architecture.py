@@ -1,7 +1,8 @@
 """architecture against config arithmetic, published parameter totals and a second loss formula.
 
-References: DeepSeek-V3 (deepseek-ai/DeepSeek-V3 README: 671B total parameters,
-37B activated per token; ``inference/model.py``: MLA caches kv_lora_rank +
+References: DeepSeek-V3 (technical report, arXiv:2412.19437, abstract: 671B total
+parameters, 37B activated per token; Mistral AI's Mixtral announcement: 46.7B total,
+12.9B per token; deepseek-ai/DeepSeek-V3 ``inference/model.py``: MLA caches kv_lora_rank +
 qk_rope_head_dim values per token per layer); DeepSeek-V2 §2.1 (MHA caches
 2·n_h·d_h per token per layer); keras-hub presets (Llama 2 7B 6,738,415,616;
 Llama 3 8B 8,030,261,248); meta-llama/llama ``FeedForward`` (11008 for dim 4096);
