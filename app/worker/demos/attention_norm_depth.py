@@ -76,14 +76,16 @@ def make_norm(kind: str, d: int) -> Callable[[], nn.Module]:
     return lambda: nn.LayerNorm(d, eps=EPS)
 
 
-def layer_grad_norms(params: NormDepthParams, seed: int, pre: bool) -> list[float]:
-    """‖∂L/∂W₂‖ of every layer for one initialisation (drawn from ``seed``)."""
+def layer_grad_norms(
+    params: NormDepthParams, seed: int, pre: bool, device: torch.device
+) -> list[float]:
+    """‖∂L/∂W₂‖ of every layer for one initialisation (drawn on the CPU from ``seed``)."""
     generator = torch.Generator().manual_seed(seed)
     norm = make_norm(params.norm, params.d)
-    layers = [Layer(params.d, norm, generator) for _ in range(params.layers)]
-    head, final = xavier(CLASSES, params.d, generator), norm()
-    x = torch.randn(params.tokens, params.d, generator=generator)
-    labels = torch.randint(CLASSES, (params.tokens,), generator=generator)
+    layers = [Layer(params.d, norm, generator).to(device) for _ in range(params.layers)]
+    head, final = xavier(CLASSES, params.d, generator).to(device), norm().to(device)
+    x = torch.randn(params.tokens, params.d, generator=generator).to(device)
+    labels = torch.randint(CLASSES, (params.tokens,), generator=generator).to(device)
     h = x
     for layer in layers:
         h = layer(h, pre)
@@ -112,11 +114,10 @@ def norm_agreement(d: int, generator: torch.Generator) -> tuple[float, float]:
 
 def compute(params: NormDepthParams, device: torch.device) -> Outcome:
     """Run both placements for every trial and average the per-layer gradient norms."""
-    del device  # small and sequential: the CPU, whatever the worker has
     seeds = [params.seed * 1000 + t for t in range(params.trials)]
     with torch.inference_mode(False), torch.enable_grad():
-        pre = _mean([layer_grad_norms(params, s, pre=True) for s in seeds])
-        post = _mean([layer_grad_norms(params, s, pre=False) for s in seeds])
+        pre = _mean([layer_grad_norms(params, s, True, device) for s in seeds])
+        post = _mean([layer_grad_norms(params, s, False, device) for s in seeds])
     centered, raw = norm_agreement(params.d, torch.Generator().manual_seed(params.seed))
     outputs = {
         "pre_first_grad": pre[0],
