@@ -1,11 +1,13 @@
 """norm_depth against Xiong et al. 2020 (arXiv:2002.04745) and RMSNorm's definition.
 
-Xiong et al.: at initialisation the gradients of the parameters near the output
-are large for post-norm and well-behaved for pre-norm; the tests check the
-trends with depth measured over many seeds (pre-norm's last-layer gradient
-falls with L, post-norm's does not). RMSNorm (Zhang & Sennrich 2019, arXiv:1910.07467, Eq. 4) divides by
-the root mean square without re-centring, so it equals LayerNorm on zero-mean
-input.
+Xiong et al., abstract and Theorem 1 (§3.3): at initialisation the gradient of
+the last FFN layer is of order d·√(ln d) for post-norm whatever the depth L and
+d·√(ln d / L) for pre-norm, so pre-norm's falls with L and post-norm's does not;
+the tests check those trends over many seeds (in this stack post-norm's even
+rises with L, a measured property, not the paper's). RMSNorm (Zhang & Sennrich
+2019, arXiv:1910.07467, abstract) rescales by the root mean square without
+re-centring, so it equals LayerNorm on zero-mean input; the tests check
+torch.nn.RMSNorm against Llama's formula x / √(mean(x²) + ε).
 """
 
 import pytest
@@ -30,8 +32,8 @@ def test_torch_rmsnorm_is_the_hand_formula() -> None:
 
 @pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
 def test_pre_norm_last_layer_gradient_shrinks_with_depth(run: RunDemo, norm: str) -> None:
-    # Over 12 seeds (3 trials each, LayerNorm), pre-norm's L = 32 / L = 2 ratio was
-    # 0.36-0.53 and post-norm's 1.37-2.27.
+    # Over 12 seeds (3 trials each), pre-norm's L = 32 / L = 2 ratio was 0.36-0.53
+    # with LayerNorm and 0.36-0.54 with RMSNorm, post-norm's 1.37-2.27 and 1.61-2.70.
     shallow = run("norm_depth", layers=2, trials=3, norm=norm).outputs
     deep = run("norm_depth", layers=32, trials=3, norm=norm).outputs
     assert deep["pre_last_grad"] / shallow["pre_last_grad"] < 0.65
@@ -44,10 +46,12 @@ def test_post_norm_last_layer_gradient_outgrows_pre_norm(run: RunDemo) -> None:
     assert run("norm_depth", layers=32, trials=3).outputs["post_over_pre_last"] > 2.5
 
 
-def test_post_norm_gradient_grows_towards_the_output(run: RunDemo) -> None:
+def test_pre_norm_gradient_falls_towards_the_output(run: RunDemo) -> None:
+    # 12 seeds at L = 32, 3 trials: pre-norm's last/first 0.22-0.36, post-norm's
+    # 0.51-3.09 (too noisy to assert that it grows, but always above pre-norm's).
     out = run("norm_depth", layers=32, trials=3).outputs
-    assert out["post_last_over_first"] > 1.2
-    assert out["pre_last_over_first"] < 1
+    assert out["pre_last_over_first"] < 0.6
+    assert out["post_last_over_first"] > out["pre_last_over_first"]
 
 
 def test_one_series_per_placement(run: RunDemo) -> None:
@@ -71,7 +75,7 @@ def test_same_seed_same_numbers(run: RunDemo) -> None:
         ({"layers": 49}, "layers"),
         ({"layers": 48, "trials": 3}, "trials"),
         ({"norm": "batchnorm"}, "norm"),
-        ({"d": 129}, "d"),
+        ({"d": 65}, "d"),
     ],
 )
 def test_bad_parameters_are_422(client: TestClient, body: dict[str, object], param: str) -> None:
