@@ -4,25 +4,32 @@ Parameters and description of the demo, shared by the web server (forms, card
 checks) and the worker (validation); the computation is in
 ``app/worker/demos/attention_architecture.py``. No torch here.
 
-The model table (``MODELS``) holds each model's config fields as its own
-config or reference code states them:
+The model table (``MODELS``) holds each model's config fields, and where each
+was read:
 
-- ``llama_2_7b``: meta-llama/Llama-2-7b-hf ``config.json`` (hidden 4096,
-  intermediate 11008, 32 layers, 32 heads and KV heads, vocab 32000, untied).
+- ``llama_2_7b``: hidden 4096, intermediate 11008, 32 layers, 32 heads and KV
+  heads, vocab 32000, untied, as the parameter-count card cites
+  meta-llama/Llama-2-7b-hf ``config.json`` (not opened for this demo); the count
+  built from them equals keras-hub's ``llama2_7b_en`` total, 6,738,415,616
+  (``keras_hub/src/models/llama/llama_presets.py``), exactly.
 - ``llama_3_8b``: meta-llama/llama3 ``Meta-Llama-3-8B-Instruct/params.json``
   (dim 4096, 32 layers, 32 heads, 8 KV heads, vocab 128256, multiple_of 1024,
-  ffn_dim_multiplier 1.3, so the FFN width is 14336 by ``llama/model.py``).
-- ``mixtral_8x7b``: transformers ``MixtralConfig`` defaults (hidden 4096,
-  intermediate 14336, 32 layers, 32 heads, 8 KV heads, 8 experts, top-2,
-  vocab 32000, untied).
-- ``gemma_7b``: transformers ``GemmaConfig`` defaults (hidden 3072,
-  intermediate 24576, 28 layers, 16 heads and KV heads of 256, vocab 256000,
-  tied).
-- ``deepseek_v3``: transformers ``DeepseekV3Config`` defaults and
-  deepseek-ai/DeepSeek-V3 ``inference/model.py`` (hidden 7168, 61 layers of
-  which the first 3 dense with intermediate 18432, 128 heads, MLA with
-  q_lora_rank 1536, kv_lora_rank 512, qk_nope 128, qk_rope 64, v 128; 256
-  routed experts of 2048, 8 per token, 1 shared; vocab 129280, untied).
+  ffn_dim_multiplier 1.3, so the FFN width is 14336 by Llama's ``FeedForward``).
+- ``mixtral_8x7b``: the Mixtral paper's Table 1 (arXiv:2401.04088: dim 4096,
+  32 layers, head_dim 128, hidden_dim 14336, 32 heads, 8 KV heads, vocab 32000,
+  8 experts, top-2), the same as transformers' ``MixtralConfig`` defaults;
+  mistralai/mistral-inference ``moe_one_file_ref.py`` for the layout (gate
+  without bias, separate ``tok_embeddings`` and ``output``, so untied).
+- ``gemma_7b``: google/gemma_pytorch ``gemma/config.py`` ``get_config_for_7b``
+  (hidden 3072, intermediate 24576, 28 layers, 16 heads and KV heads of 256,
+  vocab 256000); its ``Sampler`` multiplies by the embedding matrix, so tied.
+- ``deepseek_v3``: transformers ``DeepseekV3Config`` defaults (the model's own
+  ``config.json`` was not opened) and deepseek-ai/DeepSeek-V3
+  ``inference/model.py`` for the layout (hidden 7168, 61 layers of which the
+  first 3 dense with intermediate 18432, 128 heads, MLA with q_lora_rank 1536,
+  kv_lora_rank 512, qk_nope 128, qk_rope 64, v 128; 256 routed experts of 2048,
+  8 per token, 1 shared; gate bias when dim is 7168; vocab 129280, untied); the
+  counts reproduce the technical report's 671B total and 37B activated.
 """
 
 from dataclasses import dataclass
@@ -94,7 +101,7 @@ class ArchitectureParams(DemoParams):
         "deepseek_v3",
         title="Model",
         description="Config whose KV cache, parameters and vocabulary are counted (fields from "
-        "the model's config.json, params.json or reference code).",
+        "the model's config, paper or reference code).",
     )
     d_model: int = Field(
         4096,
