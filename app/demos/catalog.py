@@ -10,6 +10,8 @@ from typing import Any
 
 from app.demos.spec import DemoSpec
 from app.demos.specs import (
+    attention_architecture,
+    attention_norm_depth,
     classical_bagging_variance,
     classical_base_rate_ppv,
     classical_bias_variance,
@@ -95,6 +97,8 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         finetuning_lora.LORA,
         finetuning_preference.PREFERENCE_LOSSES,
         finetuning_distillation.DISTILLATION,
+        attention_architecture.ARCHITECTURE,
+        attention_norm_depth.NORM_DEPTH,
     )
 }
 

@@ -9,6 +9,8 @@ from typing import Any
 
 from app.demos.catalog import UnknownDemo
 from app.worker.demo import Demo
+from app.worker.demos.attention_architecture import ARCHITECTURE
+from app.worker.demos.attention_norm_depth import NORM_DEPTH
 from app.worker.demos.classical_bagging_variance import BAGGING_VARIANCE
 from app.worker.demos.classical_base_rate_ppv import BASE_RATE_PPV
 from app.worker.demos.classical_bias_variance import BIAS_VARIANCE
@@ -93,6 +95,8 @@ DEMOS: dict[str, Demo[Any]] = {
         LORA,
         PREFERENCE_LOSSES,
         DISTILLATION,
+        ARCHITECTURE,
+        NORM_DEPTH,
     )
 }
 
