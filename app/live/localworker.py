@@ -18,7 +18,12 @@ import httpx
 
 logger = logging.getLogger(__name__)
 
-START_TIMEOUT = 90.0  # importing torch on a cold disk takes a while
+# Start-up imports torch, SciPy and scikit-learn and runs every demo once
+# (the warm-up): about 10 s of CPU. On a 2-core machine shared with other jobs
+# that has taken more than 90 s of wall time, and a worker abandoned then left
+# the whole site without live numbers, so the wait is generous; it ends as
+# soon as /health answers.
+START_TIMEOUT = 300.0
 
 
 class LocalWorkerError(RuntimeError):
