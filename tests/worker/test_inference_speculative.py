@@ -142,9 +142,7 @@ def test_a_temperature_mismatch_lowers_alpha(run: RunDemo) -> None:
 
 
 @pytest.mark.parametrize(("noise", "gamma"), [(0.7, 4), (2.0, 2), (0.2, 10)])
-def test_acceptance_and_tokens_per_pass_match_eq_1(
-    run: RunDemo, noise: float, gamma: int
-) -> None:
+def test_acceptance_and_tokens_per_pass_match_eq_1(run: RunDemo, noise: float, gamma: int) -> None:
     passes = 50_000
     out = run("speculative_sampling", draft_noise=noise, gamma=gamma, passes=passes).outputs
     alpha = out["alpha"]
@@ -192,9 +190,7 @@ def test_chi_square_p_values_are_uniform_over_seeds(run: RunDemo) -> None:
     # 60 seeds of 5,000 passes: under the exact rule the p-values are uniform. The KS test
     # has a 0.1% false-alarm rate at this threshold, and P(4 or more of 60 below 0.01) is
     # 0.3%. The biased variant is rejected on every seed.
-    results = [
-        run("speculative_sampling", vocab=6, passes=5000, seed=s).outputs for s in range(60)
-    ]
+    results = [run("speculative_sampling", vocab=6, passes=5000, seed=s).outputs for s in range(60)]
     pvalues = [r["chi2_pvalue"] for r in results]
     assert kstest(pvalues, "uniform").pvalue > 0.001
     assert sum(v < 0.01 for v in pvalues) <= 3
