@@ -38,6 +38,7 @@ from app.demos.specs import (
     inference_roofline,
     kv_cache,
     quantization,
+    retrieval_hybrid,
     rope,
     saturation,
     sdpa,
@@ -99,6 +100,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         finetuning_distillation.DISTILLATION,
         attention_architecture.ARCHITECTURE,
         attention_norm_depth.NORM_DEPTH,
+        retrieval_hybrid.RETRIEVAL_HYBRID,
     )
 }
 

@@ -37,6 +37,7 @@ from app.worker.demos.inference_quantization import WEIGHT_QUANTIZATION
 from app.worker.demos.inference_roofline import INFERENCE_ROOFLINE
 from app.worker.demos.kv_cache import KV_CACHE
 from app.worker.demos.quantization import QUANTIZED_K
+from app.worker.demos.retrieval_hybrid import RETRIEVAL_HYBRID
 from app.worker.demos.rope import ROPE
 from app.worker.demos.saturation import SOFTMAX_SATURATION, TEMPERATURE
 from app.worker.demos.sdpa import SDPA
@@ -97,6 +98,7 @@ DEMOS: dict[str, Demo[Any]] = {
         DISTILLATION,
         ARCHITECTURE,
         NORM_DEPTH,
+        RETRIEVAL_HYBRID,
     )
 }
 
