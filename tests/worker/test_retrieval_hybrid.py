@@ -200,15 +200,34 @@ def test_rrf_top_score_is_at_most_two_over_k_plus_one(run: RunDemo) -> None:
                 "dense_top_score": 0.935,
             },
         ),
+        (
+            {"queries": "paraphrase"},
+            {"bm25_recall": 0.528, "dense_recall": 0.778},
+        ),
         ({"queries": "paraphrase", "svd_dims": 8}, {"dense_ndcg": 0.639, "rrf_ndcg": 0.734}),
         ({"k1": 0.0}, {"bm25_ndcg": 0.798}),
+        ({"b": 0.0}, {"bm25_ndcg": 0.797}),
         ({"method": "atire"}, {"bm25_top_score": 10.686}),
+        ({"rrf_k": 1}, {"rrf_ndcg": 0.870}),
+        ({"mix_weight": 0.9}, {"mix_ndcg": 0.874}),
+        ({}, {"mix_ndcg": 0.857, "mix_minmax_ndcg": 0.864, "rrf_top_score": 0.0327}),
     ],
 )
 def test_card_numbers(run: RunDemo, params: dict[str, object], expected: dict[str, float]) -> None:
     outputs = run("retrieval_hybrid", **params).outputs
     for name, value in expected.items():
         assert outputs[name] == pytest.approx(value, abs=1e-3), name
+
+
+def test_the_dense_stand_in_confuses_near_miss_identifiers_and_bm25_does_not() -> None:
+    # The bm25 card's example: "error KX-7781 ledger" against notes on KX-7781 and KX-7718.
+    ids, passages = list(PASSAGES), list(PASSAGES.values())
+    query = ["error KX-7781 ledger"]
+    bm25_top = ids[
+        int(ranks(bm25_scores(passages, query, method="lucene", k1=1.5, b=0.75))[0].argmin())
+    ]
+    dense_top = ids[int(ranks(dense_scores(passages, query, dims=16))[0].argmin())]
+    assert (bm25_top, dense_top) == ("ops-01", "ops-13")
 
 
 def test_lexical_wins_keyword_queries_and_dense_wins_paraphrases(run: RunDemo) -> None:
