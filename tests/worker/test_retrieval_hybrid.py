@@ -146,6 +146,22 @@ def test_metrics_on_a_hand_counted_query() -> None:
 
 
 @pytest.mark.parametrize("k", [1, 3, 5, 20])
+def test_recall_and_mrr_equal_a_plain_loop_over_sorted_ids(k: int) -> None:
+    rng = np.random.default_rng(100 + k)
+    relevant = rng.random((50, 30)) < 0.1
+    relevant[:, 0] |= ~relevant.any(axis=1)
+    scores = rng.random((50, 30))
+    recall, mrr = [], []
+    for rel, s in zip(relevant, scores, strict=True):
+        top = sorted(range(30), key=lambda d: -s[d])[:k]  # distinct scores: no ties
+        recall.append(sum(bool(rel[d]) for d in top) / int(rel.sum()))
+        mrr.append(next((1 / (i + 1) for i, d in enumerate(top) if rel[d]), 0.0))
+    rank = ranks(scores)
+    assert recall_at_k(rank, relevant, k) == pytest.approx(recall, abs=1e-15)
+    assert mrr_at_k(rank, relevant, k) == pytest.approx(mrr, abs=1e-15)
+
+
+@pytest.mark.parametrize("k", [1, 3, 5, 20])
 def test_ndcg_matches_scikit_learn(k: int) -> None:
     rng = np.random.default_rng(k)
     relevant = rng.random((50, 30)) < 0.1
@@ -208,6 +224,7 @@ def test_rrf_top_score_is_at_most_two_over_k_plus_one(run: RunDemo) -> None:
         ({"k1": 0.0}, {"bm25_ndcg": 0.798}),
         ({"b": 0.0}, {"bm25_ndcg": 0.797}),
         ({"method": "atire"}, {"bm25_top_score": 10.686}),
+        ({"method": "robertson"}, {"bm25_ndcg": 0.783}),
         ({"rrf_k": 1}, {"rrf_ndcg": 0.870}),
         ({"mix_weight": 0.9}, {"mix_ndcg": 0.874}),
         ({}, {"mix_ndcg": 0.857, "mix_minmax_ndcg": 0.864, "rrf_top_score": 0.0327}),
