@@ -39,6 +39,7 @@ from app.demos.specs import (
     inference_speculative,
     kv_cache,
     quantization,
+    retrieval_hybrid,
     rope,
     saturation,
     sdpa,
@@ -101,6 +102,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         attention_architecture.ARCHITECTURE,
         attention_norm_depth.NORM_DEPTH,
         inference_speculative.SPECULATIVE_SAMPLING,
+        retrieval_hybrid.RETRIEVAL_HYBRID,
     )
 }
 

@@ -91,6 +91,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "architecture": {"model": "llama_2_7b", "experts": 4, "tokens": 64},
     "norm_depth": {"layers": 2, "d": 8, "tokens": 4, "trials": 1},
     "speculative_sampling": {"vocab": 4, "gamma": 2, "passes": 200},
+    "retrieval_hybrid": {"svd_dims": 4, "queries": "keyword"},
 }
 
 

@@ -38,6 +38,7 @@ from app.worker.demos.inference_roofline import INFERENCE_ROOFLINE
 from app.worker.demos.inference_speculative import SPECULATIVE_SAMPLING
 from app.worker.demos.kv_cache import KV_CACHE
 from app.worker.demos.quantization import QUANTIZED_K
+from app.worker.demos.retrieval_hybrid import RETRIEVAL_HYBRID
 from app.worker.demos.rope import ROPE
 from app.worker.demos.saturation import SOFTMAX_SATURATION, TEMPERATURE
 from app.worker.demos.sdpa import SDPA
@@ -99,6 +100,7 @@ DEMOS: dict[str, Demo[Any]] = {
         ARCHITECTURE,
         NORM_DEPTH,
         SPECULATIVE_SAMPLING,
+        RETRIEVAL_HYBRID,
     )
 }
 
