@@ -43,6 +43,7 @@ from app.demos.specs import (
     sdpa,
     softcap,
     softmax,
+    systems_drift,
     training_adam_decay,
     training_checkpointing,
     training_compute,
@@ -99,6 +100,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         finetuning_distillation.DISTILLATION,
         attention_architecture.ARCHITECTURE,
         attention_norm_depth.NORM_DEPTH,
+        systems_drift.DRIFT,
     )
 }
 
