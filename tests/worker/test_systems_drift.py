@@ -223,12 +223,15 @@ def test_same_distribution_ks_pvalues_are_uniform(run: RunDemo) -> None:
 # 0.047-0.086, psi_population 0.0597-0.0599, psi_same 0.0003-0.0046, ks_statistic 0.090-0.122,
 # ks_pvalue below 3e-35. n = m = 100: psi 0.067-0.80 (mean 0.26), psi_same 0.041-0.92.
 # n = m = 1000, μ 0: psi_same 0.003-0.043 (mean 0.0179). n = m = 100,000, μ 0.05: psi
-# 0.0016-0.0037, ks_pvalue below 1e-11. σ 1.5, μ 0: psi 0.167-0.227.
+# 0.0016-0.0037, ks_pvalue below 1e-11. σ 1.5, μ 0: psi 0.167-0.227. Over 5 seeds,
+# psi_population with 50 bins 0.06211-0.06216, with 100 bins 0.06233-0.06235.
 @pytest.mark.parametrize(
     ("params", "output", "expected", "tolerance"),
     [
         ({}, "psi", 0.062, 0.03),
         ({}, "psi_population", 0.0598, 0.0005),
+        ({"bins": 50}, "psi_population", 0.0621, 0.0003),
+        ({"bins": 100}, "psi_population", 0.0623, 0.0003),
         ({}, "jeffreys", 0.0625, 1e-12),
         ({}, "psi_same", 0.002, 0.004),
         ({}, "ks_statistic", 0.10, 0.03),
@@ -242,11 +245,12 @@ def test_same_distribution_ks_pvalues_are_uniform(run: RunDemo) -> None:
             0.0024,
             0.002,
         ),
-        (
+        (  # 300 fresh draws gave p up to 1.7e-10: 1e-9 would be a coin-flip away on another
+            # device's draws; 1e-6 needs the statistic over 3 standard deviations low.
             {"reference_samples": 100_000, "production_samples": 100_000, "mean_shift": 0.05},
             "ks_pvalue",
             0.0,
-            1e-9,
+            1e-6,
         ),
     ],
 )
