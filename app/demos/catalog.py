@@ -45,6 +45,7 @@ from app.demos.specs import (
     sdpa,
     softcap,
     softmax,
+    systems_drift,
     training_adam_decay,
     training_checkpointing,
     training_compute,
@@ -103,6 +104,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         attention_norm_depth.NORM_DEPTH,
         inference_speculative.SPECULATIVE_SAMPLING,
         retrieval_hybrid.RETRIEVAL_HYBRID,
+        systems_drift.DRIFT,
     )
 }
 

@@ -92,6 +92,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "norm_depth": {"layers": 2, "d": 8, "tokens": 4, "trials": 1},
     "speculative_sampling": {"vocab": 4, "gamma": 2, "passes": 200},
     "retrieval_hybrid": {"svd_dims": 4, "queries": "keyword"},
+    "systems_drift": {"reference_samples": 200, "production_samples": 200, "bins": 5},
 }
 
 
