@@ -36,6 +36,7 @@ from app.demos.specs import (
     inference_batching,
     inference_quantization,
     inference_roofline,
+    inference_sampling,
     kv_cache,
     quantization,
     rope,
@@ -99,6 +100,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         finetuning_distillation.DISTILLATION,
         attention_architecture.ARCHITECTURE,
         attention_norm_depth.NORM_DEPTH,
+        inference_sampling.SAMPLING_FILTERS,
     )
 }
 

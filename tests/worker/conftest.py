@@ -90,6 +90,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "distillation": {"rows": 8, "prompt_tokens": 8, "completion_tokens": 4, "vocab": 16},
     "architecture": {"model": "llama_2_7b", "experts": 4, "tokens": 64},
     "norm_depth": {"layers": 2, "d": 8, "tokens": 4, "trials": 1},
+    "sampling_filters": {"vocab": 64, "top_k": 8},
 }
 
 

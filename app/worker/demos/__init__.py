@@ -35,6 +35,7 @@ from app.worker.demos.finetuning_preference import PREFERENCE_LOSSES
 from app.worker.demos.inference_batching import BATCHING
 from app.worker.demos.inference_quantization import WEIGHT_QUANTIZATION
 from app.worker.demos.inference_roofline import INFERENCE_ROOFLINE
+from app.worker.demos.inference_sampling import SAMPLING_FILTERS
 from app.worker.demos.kv_cache import KV_CACHE
 from app.worker.demos.quantization import QUANTIZED_K
 from app.worker.demos.rope import ROPE
@@ -97,6 +98,7 @@ DEMOS: dict[str, Demo[Any]] = {
         DISTILLATION,
         ARCHITECTURE,
         NORM_DEPTH,
+        SAMPLING_FILTERS,
     )
 }
 
