@@ -260,14 +260,24 @@ def test_theory_matches_for_top_k_and_min_p(run: RunDemo) -> None:
         assert result.outputs["min_p_kept"] == result.theory["min_p_kept"]
 
 
-def test_series_track_the_nucleus_and_min_p_against_temperature(run: RunDemo) -> None:
-    result = run("sampling_filters", vocab=2000, noise=0.0)
+@pytest.mark.parametrize(
+    "overrides",
+    [{}, {"top_p": 0.3, "min_p": 0.5, "min_tokens_to_keep": 30}, {"top_p": 1.0, "noise": 1.0}],
+)
+def test_series_track_the_nucleus_and_min_p_against_temperature(
+    run: RunDemo, overrides: dict[str, Any]
+) -> None:
+    params = {"vocab": 2000, "noise": 0.0, **overrides}
+    result = run("sampling_filters", **params)
     nucleus, survivors = result.series
-    z = -1.1 * np.log(np.arange(1, 2001, dtype=np.float64))
+    z = draw_logits(get_demo("sampling_filters").validate(params), torch.device("cpu")).numpy()
+    top_p, min_p, keep = (result.params[name] for name in ("top_p", "min_p", "min_tokens_to_keep"))
+    assert isinstance(top_p, float) and isinstance(min_p, float) and isinstance(keep, int)
     for tau, size, kept in zip(nucleus.x, nucleus.y, survivors.y, strict=True):
         assert isinstance(tau, float)
-        assert size == ref_top_p(z / tau, 0.9).sum()
-        assert kept == ref_min_p(z / tau, 0.05).sum()
+        assert size == (ref_top_p(z / tau, top_p, keep).sum() if top_p < 1 else 2000)
+        assert kept == ref_min_p(z / tau, min_p, keep).sum()
+    # A hotter distribution is flatter: both filters keep more tokens as τ rises.
     assert nucleus.y == sorted(nucleus.y) and survivors.y == sorted(survivors.y)
 
 

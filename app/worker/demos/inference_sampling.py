@@ -177,16 +177,7 @@ def compute(params: SamplingParams, device: torch.device) -> Outcome:
         **_summary("min_p", "min_p_kept", probs, scores, min_p),
         **_summary("combined", "combined_kept", probs, scores, chain_keep(scores, params)),
     }
-    nucleus, survivors = [], []
-    for tau in SWEEP_TEMPERATURES:
-        swept = logits / tau
-        size = (
-            top_p_keep(swept, params.top_p, params.min_tokens_to_keep).sum()
-            if params.top_p < 1.0
-            else params.vocab
-        )
-        nucleus.append(float(size))
-        survivors.append(float(min_p_keep(swept, params.min_p, params.min_tokens_to_keep).sum()))
+    nucleus, survivors = _sweep(logits, params)
     return Outcome(
         outputs=outputs,
         theory=_theory(params, logits),
@@ -214,6 +205,28 @@ def compute(params: SamplingParams, device: torch.device) -> Outcome:
             "MinPLogitsWarper; the chain runs temperature → top-k → top-p → min-p.",
         ],
     )
+
+
+def _sweep(logits: torch.Tensor, params: SamplingParams) -> tuple[list[float], list[float]]:
+    """Nucleus size and min-p survivors alone at each of SWEEP_TEMPERATURES.
+
+    Dividing by τ > 0 keeps the order of the logits, so one ascending sort
+    serves every temperature; the rules are top_p_keep's and min_p_keep's on
+    that sorted row (the most likely tokens are its last entries).
+    """
+    ascending = torch.sort(logits).values
+    keep_last = min(params.min_tokens_to_keep, params.vocab)
+    nucleus, survivors = [], []
+    for tau in SWEEP_TEMPERATURES:
+        probs = (ascending / tau).softmax(dim=-1)
+        remove = probs.cumsum(dim=-1) <= 1 - params.top_p
+        remove[-keep_last:] = False
+        kept = params.vocab - int(remove.sum().item()) if params.top_p < 1.0 else params.vocab
+        nucleus.append(float(kept))
+        keep = probs >= params.min_p * probs[-1]
+        keep[-keep_last:] = True
+        survivors.append(float(keep.sum().item()))
+    return nucleus, survivors
 
 
 def _theory(params: SamplingParams, logits: torch.Tensor) -> dict[str, float]:
