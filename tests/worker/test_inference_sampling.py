@@ -227,6 +227,32 @@ def test_outputs_equal_the_reference_on_zipf_logits(
         assert result.outputs[name] == pytest.approx(value, rel=1e-9, abs=1e-12), name
 
 
+# What content/inference/sampling-temperature-top-k-top-p-min-p.md states for the default draw
+# (32,000 tokens, exponent 1.1, noise 0.5, seed 0): counts exactly, the rest to its last digit.
+@pytest.mark.parametrize(
+    ("temperature", "output", "expected", "tolerance"),
+    [
+        (1.0, "entropy", 6.81, 0.01),
+        (1.0, "top_prob", 0.0575, 0.0005),
+        (0.7, "top_k_mass", 0.867, 0.001),
+        (1.0, "top_k_mass", 0.476, 0.001),
+        (1.5, "top_k_mass", 0.122, 0.001),
+        (0.7, "nucleus_size", 82, 0),
+        (1.0, "nucleus_size", 6029, 0),
+        (1.5, "nucleus_size", 20784, 0),
+        (0.7, "min_p_kept", 18, 0),
+        (1.0, "min_p_kept", 39, 0),
+        (1.5, "min_p_kept", 148, 0),
+        (1.5, "combined_kept", 40, 0),
+    ],
+)
+def test_the_cards_numbers(
+    run: RunDemo, temperature: float, output: str, expected: float, tolerance: float
+) -> None:
+    outputs = run("sampling_filters", temperature=temperature).outputs
+    assert outputs[output] == pytest.approx(expected, abs=tolerance)
+
+
 def test_the_chain_is_not_the_intersection_of_the_filters(run: RunDemo) -> None:
     # At τ 1.5 top-k keeps 50 tokens; top-p then measures 0.9 of *their* renormalised mass.
     outputs = run("sampling_filters", temperature=1.5).outputs
