@@ -77,6 +77,8 @@ def top_p_keep(scores: torch.Tensor, top_p: float, min_keep: int = 1) -> torch.T
         >>> top_p_keep(probs.log(), 0.75).tolist()  # 0.5 + 0.3 reaches 0.75
         [True, True, False, False]
     """
+    # stable for reproducibility; transformers' sort is not, which can only change which of
+    # several tied tokens is dropped, never how many or the mass they hold.
     ascending, order = torch.sort(scores, descending=False, stable=True)
     cumulative = ascending.softmax(dim=-1).cumsum(dim=-1)
     remove = cumulative <= 1 - top_p
