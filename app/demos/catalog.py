@@ -36,6 +36,7 @@ from app.demos.specs import (
     inference_batching,
     inference_quantization,
     inference_roofline,
+    inference_sampling,
     inference_speculative,
     kv_cache,
     quantization,
@@ -105,6 +106,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         inference_speculative.SPECULATIVE_SAMPLING,
         retrieval_hybrid.RETRIEVAL_HYBRID,
         systems_drift.DRIFT,
+        inference_sampling.SAMPLING_FILTERS,
     )
 }
 

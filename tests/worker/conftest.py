@@ -93,6 +93,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "speculative_sampling": {"vocab": 4, "gamma": 2, "passes": 200},
     "retrieval_hybrid": {"svd_dims": 4, "queries": "keyword"},
     "systems_drift": {"reference_samples": 200, "production_samples": 200, "bins": 5},
+    "sampling_filters": {"vocab": 64, "top_k": 8},
 }
 
 

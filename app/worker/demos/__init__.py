@@ -35,6 +35,7 @@ from app.worker.demos.finetuning_preference import PREFERENCE_LOSSES
 from app.worker.demos.inference_batching import BATCHING
 from app.worker.demos.inference_quantization import WEIGHT_QUANTIZATION
 from app.worker.demos.inference_roofline import INFERENCE_ROOFLINE
+from app.worker.demos.inference_sampling import SAMPLING_FILTERS
 from app.worker.demos.inference_speculative import SPECULATIVE_SAMPLING
 from app.worker.demos.kv_cache import KV_CACHE
 from app.worker.demos.quantization import QUANTIZED_K
@@ -103,6 +104,7 @@ DEMOS: dict[str, Demo[Any]] = {
         SPECULATIVE_SAMPLING,
         RETRIEVAL_HYBRID,
         DRIFT,
+        SAMPLING_FILTERS,
     )
 }
 
