@@ -219,17 +219,28 @@ def test_series(run: RunDemo) -> None:
     assert fanout.y == sorted(fanout.y)  # more leaves can only add a slow one
 
 
-# Card claims. Over 30 seeds: see docs/demos.md for the spread at each setting.
+RANKER = {"servers": 8, "service_ms": 40.0, "service": "lognormal", "lognormal_sigma": 0.5}
+"""The heavy-ranker replica of the recommender card: 8 workers, 40 ms lognormal service."""
+
+
+# Card claims. Over 30 seeds (12 for RANKER): see docs/demos.md for the spread at each setting.
 @pytest.mark.parametrize(
     ("params", "output", "expected", "tolerance"),
     [
         ({}, "slow_request_share", 0.634, 0.03),
         ({}, "hedge_extra_load", 0.05, 0.003),
         ({}, "leaf_p99_ms", 200.0, 10.0),
+        ({}, "fanout_p50_ms", 221.0, 6.6),
+        ({"fanout": 10}, "hedged_p99_ms", 32.0, 1.9),
+        ({"utilisation": 0.5}, "mean_ms", 200.0, 10.0),
+        ({"utilisation": 0.5}, "p99_ms", 921.0, 74.0),
+        (RANKER | {"utilisation": 0.5}, "mean_ms", 40.4, 0.8),
+        (RANKER | {"utilisation": 0.9}, "mean_ms", 63.0, 5.0),
+        (RANKER | {"utilisation": 0.9, "servers": 1}, "mean_ms", 271.0, 40.0),
     ],
 )
 def test_card_claims(
-    run: RunDemo, params: dict[str, float], output: str, expected: float, tolerance: float
+    run: RunDemo, params: dict[str, object], output: str, expected: float, tolerance: float
 ) -> None:
     outputs = run("systems_capacity", **params).outputs
     assert outputs[output] == pytest.approx(expected, abs=tolerance)
