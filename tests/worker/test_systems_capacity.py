@@ -17,6 +17,7 @@ from app.worker.demos.systems_capacity import (
     LEAF_SIGMA,
     fifo_starts,
     leaves_of,
+    measure,
     simulate_queue,
     time_in_window,
 )
@@ -96,6 +97,23 @@ def test_littles_law_is_an_identity_on_the_whole_path() -> None:
         assert time_in_window(path.arrive, path.depart, t0, t1) == pytest.approx(
             area_by_event_sweep(arrive, depart, t0, t1), rel=1e-12
         )
+
+
+def test_measured_l_is_the_area_under_the_path_not_lambda_w() -> None:
+    # L must come from N(t) on the path: an event sweep over the measured window (from the
+    # first request after the 10% warm-up to the last arrival) ÷ its length. λW from the same
+    # requests differs from it by the stays that straddle the window's ends, so a demo that
+    # reported λW as L would fail the first assertion or the second.
+    params = params_of(servers=2, requests=1000, utilisation=0.9)
+    path = simulate_queue(np.random.default_rng(3), params, 0.9, 1000)
+    arrive, depart = path.arrive.tolist(), path.depart.tolist()
+    t0, t1 = arrive[100], arrive[-1]
+    stats = measure(path)
+    assert stats.in_system == pytest.approx(
+        area_by_event_sweep(arrive, depart, t0, t1) / (t1 - t0), rel=1e-12
+    )
+    lambda_w = stats.arrival_rate / 1000 * stats.mean_ms
+    assert abs(stats.in_system - lambda_w) > 1e-6 * lambda_w
 
 
 @pytest.mark.parametrize(("servers", "rho"), [(1, 0.8), (4, 0.7), (16, 0.9), (64, 0.98)])
