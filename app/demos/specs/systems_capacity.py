@@ -122,7 +122,8 @@ class CapacityParams(DemoParams):
                 "unstable_queue",
                 "utilisation must be below 1, got {rho}: at ρ ≥ 1 the queue is unstable, requests "
                 "arrive at least as fast as the servers finish them and the queue grows "
-                "without bound; lower utilisation (at most {top}) or add servers",
+                "without bound; set utilisation to at most {top} (in a real system, add "
+                "servers so that λ/(cμ) falls below 1)",
                 {"rho": utilisation, "top": MAX_UTILISATION},
             )
         return utilisation
