@@ -46,6 +46,7 @@ from app.demos.specs import (
     sdpa,
     softcap,
     softmax,
+    systems_capacity,
     systems_drift,
     training_adam_decay,
     training_checkpointing,
@@ -107,6 +108,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         retrieval_hybrid.RETRIEVAL_HYBRID,
         systems_drift.DRIFT,
         inference_sampling.SAMPLING_FILTERS,
+        systems_capacity.CAPACITY,
     )
 }
 
