@@ -25,7 +25,9 @@ With accidental hits removed (TensorFlow's default), a negative equal to the
 positive is dropped from that positive's softmax. As K grows, Σ_k e^{s_k} ≈
 K·Σ_i Q(i)e^{s_i}, so the uncorrected loss tends to a full softmax over
 log Q + s: its optimum is s = log p − log Q + const, which here is β = 0 —
-popular items lose exactly log Q. Subtracting log Q removes that term.
+popular items lose exactly log Q. Subtracting log Q removes that term. (Exact
+with accidental hits kept; removing them also takes the positive's own share
+out of the sampled sum, a small bias that does not shrink with K.)
 
 The sampled losses are averaged over 32 negative sets drawn once (a
 sample-average approximation of their expectation over negatives), and each
@@ -295,7 +297,8 @@ NOTES = [
     "the L-BFGS minimum of its loss averaged over them (the positive's expectation is exact).",
     "Theory: the large-K limits. Without correction the sampled loss tends to a full softmax "
     "over s + log Q, so the fit learns log p − log Q (β = 0); with log Q subtracted from every "
-    "logit it tends to the full softmax itself (β = 1). At small K both keep an O(1/K) bias.",
+    "logit it tends to the full softmax itself (β = 1). Removing accidental hits shifts both "
+    "limits a little; at small K both keep a further bias that shrinks with K.",
     "The positive's logit is corrected too, as in TensorFlow's subtract_log_q and Yi et al.'s "
     "corrected batch softmax.",
 ]
