@@ -48,6 +48,7 @@ from app.demos.specs import (
     softmax,
     systems_capacity,
     systems_drift,
+    systems_sampled_softmax,
     training_adam_decay,
     training_checkpointing,
     training_compute,
@@ -109,6 +110,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         systems_drift.DRIFT,
         inference_sampling.SAMPLING_FILTERS,
         systems_capacity.CAPACITY,
+        systems_sampled_softmax.SAMPLED_SOFTMAX,
     )
 }
 

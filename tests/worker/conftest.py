@@ -95,6 +95,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "systems_drift": {"reference_samples": 200, "production_samples": 200, "bins": 5},
     "sampling_filters": {"vocab": 64, "top_k": 8},
     "systems_capacity": {"requests": 1_000, "fanout": 4, "fanout_requests": 100},
+    "sampled_softmax": {"items": 50, "negatives": 8, "top_k": 5},
 }
 
 
