@@ -47,6 +47,7 @@ from app.demos.specs import (
     softcap,
     softmax,
     systems_drift,
+    systems_position_bias,
     training_adam_decay,
     training_checkpointing,
     training_compute,
@@ -107,6 +108,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         retrieval_hybrid.RETRIEVAL_HYBRID,
         systems_drift.DRIFT,
         inference_sampling.SAMPLING_FILTERS,
+        systems_position_bias.POSITION_BIAS,
     )
 }
 

@@ -94,6 +94,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "retrieval_hybrid": {"svd_dims": 4, "queries": "keyword"},
     "systems_drift": {"reference_samples": 200, "production_samples": 200, "bins": 5},
     "sampling_filters": {"vocab": 64, "top_k": 8},
+    "position_bias": {"items": 5, "sessions": 2000, "cutoff": 3},
 }
 
 

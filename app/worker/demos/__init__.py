@@ -46,6 +46,7 @@ from app.worker.demos.sdpa import SDPA
 from app.worker.demos.softcap import SOFTCAP
 from app.worker.demos.softmax import ONLINE_SOFTMAX, STABLE_SOFTMAX
 from app.worker.demos.systems_drift import DRIFT
+from app.worker.demos.systems_position_bias import POSITION_BIAS
 from app.worker.demos.training_adam_decay import ADAM_DECAY
 from app.worker.demos.training_checkpointing import ACTIVATION_CHECKPOINTING
 from app.worker.demos.training_compute import TRAINING_COMPUTE
@@ -105,6 +106,7 @@ DEMOS: dict[str, Demo[Any]] = {
         RETRIEVAL_HYBRID,
         DRIFT,
         SAMPLING_FILTERS,
+        POSITION_BIAS,
     )
 }
 
