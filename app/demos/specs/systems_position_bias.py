@@ -99,7 +99,8 @@ POSITION_BIAS = DemoSpec(
     "variance IPW pays for it.",
     params=PositionBiasParams,
     outputs={
-        "naive_mae": "Mean over items of |CTR − relevance|, CTR = clicks / sessions.",
+        "naive_mae": "Mean over items of the absolute error of the CTR (clicks / sessions) "
+        "against the relevance.",
         "ipw_mae": "The same for IPW with the true propensities: Σ clicks/θ_k over sessions / N.",
         "ipw_estimated_mae": "The same for IPW with the propensities estimated from the "
         "shuffled sessions.",
@@ -120,8 +121,8 @@ POSITION_BIAS = DemoSpec(
         "(sklearn.metrics.ndcg_score).",
         "ipw_ndcg": "nDCG@k of the list sorted by the IPW estimates.",
         "production_ndcg": "nDCG@k of the production ranking.",
-        "propensity_max_error": "Largest |θ̂_k − θ_k| over positions, θ̂_k the shuffled "
-        "sessions' click rate at k over that at rank 1.",
+        "propensity_max_error": "Largest absolute error of θ̂_k against θ_k over positions, θ̂_k "
+        "the shuffled sessions' click rate at k over that at rank 1.",
         "ess_fraction": "Kish effective sample size of the IPW weights 1/θ_k over all clicks, "
         "(Σw)² / Σw², divided by the number of clicks: 1 when every weight is equal.",
         "clipped_ess_fraction": "The same with the weights 1/max(θ_k, τ).",

@@ -118,8 +118,8 @@ def weighted_estimate(clicks: torch.Tensor, weights: torch.Tensor, sessions: int
     """Σ_k c_ik · w_k / N for each item: w = 1 is the CTR, w = 1/θ is IPW.
 
     Example:
-        >>> clicks = torch.tensor([[3.0, 1.0], [0.0, 2.0]])
-        >>> weighted_estimate(clicks, torch.tensor([1.0, 4.0]), 10).tolist()
+        >>> clicks = torch.tensor([[3.0, 1.0], [0.0, 2.0]], dtype=torch.float64)
+        >>> weighted_estimate(clicks, torch.tensor([1.0, 4.0], dtype=torch.float64), 10).tolist()
         [0.7, 0.8]
     """
     return (clicks * weights[None, :]).sum(dim=1) / sessions
@@ -139,7 +139,8 @@ def effective_sample_fraction(clicks: torch.Tensor, weights: torch.Tensor) -> fl
     """Kish's (Σw)² / Σw² over every click, divided by the number of clicks.
 
     Example:
-        >>> effective_sample_fraction(torch.tensor([[1.0, 1.0]]), torch.tensor([1.0, 3.0]))
+        >>> clicks = torch.tensor([[1.0, 1.0]], dtype=torch.float64)
+        >>> effective_sample_fraction(clicks, torch.tensor([1.0, 3.0], dtype=torch.float64))
         0.8
     """
     total = clicks.sum()
