@@ -250,18 +250,18 @@ STEEP = {"items": 30, "sessions": 20_000, "eta": 2.0}
     [
         ({}, "naive_mean_bias", -0.40, 0.13),
         ({}, "ipw_mean_bias", 0.0, 0.015),
-        ({}, "naive_kendall_tau", 0.65, 0.25),
+        ({}, "naive_kendall_tau", 0.65, 0.26),
         ({}, "ipw_kendall_tau", 0.96, 0.06),
         ({}, "ipw_estimated_kendall_tau", 0.85, 0.19),
         ({}, "ipw_ndcg", 1.0, 0.015),
         ({}, "ess_fraction", 0.48, 0.11),
         ({}, "propensity_max_error", 0.03, 0.05),
-        (LOW_VOLUME, "best_clip", 0.005, 0.005),
+        (LOW_VOLUME, "best_clip", 0.005, 0.003),  # a floor, not plain IPW (0.001)
         (LOW_VOLUME, "ipw_rmse_expected", 0.37, 0.11),
-        (LOW_VOLUME, "clipped_rmse_expected", 0.27, 0.1),
+        (LOW_VOLUME, "clipped_rmse_expected", 0.27, 0.09),
         (LOW_VOLUME, "ess_fraction", 0.066, 0.055),
         (STEEP, "best_clip", 0.001, 0.001),
-        (STEEP, "ipw_kendall_tau", 0.80, 0.1),
+        (STEEP, "ipw_kendall_tau", 0.80, 0.11),
         (STEEP, "ipw_estimated_kendall_tau", 0.54, 0.25),
     ],
 )
@@ -269,6 +269,18 @@ def test_card_claims(
     run: RunDemo, params: dict[str, float], output: str, expected: float, tolerance: float
 ) -> None:
     assert run("position_bias", **params).outputs[output] == pytest.approx(expected, abs=tolerance)
+
+
+def test_card_comparisons_hold_seed_by_seed(run: RunDemo) -> None:
+    # The card's tolerances overlap, so its two comparisons are checked directly: clipping
+    # at τ 0.005 lowers the expected RMSE at low volume, and estimated propensities lose
+    # Kendall's τ at 30 items and η 2 (both held in each of 100 seeds when measured).
+    for seed in range(5):
+        low = run("position_bias", **LOW_VOLUME, seed=seed).outputs
+        assert low["clipped_rmse_expected"] < low["ipw_rmse_expected"]
+        assert low["best_clip"] > 0.002  # a floor above plain IPW
+        steep = run("position_bias", **STEEP, seed=seed).outputs
+        assert steep["ipw_estimated_kendall_tau"] < steep["ipw_kendall_tau"]
 
 
 def test_bad_parameters_are_refused(client: TestClient) -> None:
