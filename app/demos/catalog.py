@@ -48,6 +48,7 @@ from app.demos.specs import (
     softmax,
     systems_capacity,
     systems_drift,
+    systems_position_bias,
     systems_sampled_softmax,
     training_adam_decay,
     training_checkpointing,
@@ -111,6 +112,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         inference_sampling.SAMPLING_FILTERS,
         systems_capacity.CAPACITY,
         systems_sampled_softmax.SAMPLED_SOFTMAX,
+        systems_position_bias.POSITION_BIAS,
     )
 }
 

@@ -96,6 +96,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "sampling_filters": {"vocab": 64, "top_k": 8},
     "systems_capacity": {"requests": 1_000, "fanout": 4, "fanout_requests": 100},
     "sampled_softmax": {"items": 50, "negatives": 8, "top_k": 5},
+    "position_bias": {"items": 5, "sessions": 2000, "cutoff": 3},
 }
 
 

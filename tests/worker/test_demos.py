@@ -105,8 +105,9 @@ def test_unknown_demo_lists_the_demos() -> None:
 
 def test_table_demos_run_on_the_cpu_whatever_the_device() -> None:
     # Plain arithmetic (scheduling and KV bookkeeping in `batching`), the gloo ranks (CPU processes),
-    # scikit-learn's KMeans and bm25s/scikit-learn in `retrieval_hybrid` (CPU only) and the numpy
-    # event simulation in `systems_capacity` need no GPU;
+    # scikit-learn's KMeans and bm25s/scikit-learn in `retrieval_hybrid` (CPU only), the numpy
+    # event simulation in `systems_capacity` and the at most 30 × 30 binomial cells scored by
+    # SciPy/scikit-learn in `position_bias` need no GPU;
     # reporting "cuda" for them would mislead.
     assert {name for name, demo in DEMOS.items() if not demo.uses_device} == {
         "collectives",
@@ -121,6 +122,7 @@ def test_table_demos_run_on_the_cpu_whatever_the_device() -> None:
         "batching",
         "retrieval_hybrid",
         "systems_capacity",
+        "position_bias",
     }
 
 

@@ -47,6 +47,7 @@ from app.worker.demos.softcap import SOFTCAP
 from app.worker.demos.softmax import ONLINE_SOFTMAX, STABLE_SOFTMAX
 from app.worker.demos.systems_capacity import CAPACITY
 from app.worker.demos.systems_drift import DRIFT
+from app.worker.demos.systems_position_bias import POSITION_BIAS
 from app.worker.demos.systems_sampled_softmax import SAMPLED_SOFTMAX
 from app.worker.demos.training_adam_decay import ADAM_DECAY
 from app.worker.demos.training_checkpointing import ACTIVATION_CHECKPOINTING
@@ -109,6 +110,7 @@ DEMOS: dict[str, Demo[Any]] = {
         SAMPLING_FILTERS,
         CAPACITY,
         SAMPLED_SOFTMAX,
+        POSITION_BIAS,
     )
 }
 
