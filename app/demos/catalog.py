@@ -10,6 +10,7 @@ from typing import Any
 
 from app.demos.spec import DemoSpec
 from app.demos.specs import (
+    ann_index,
     attention_architecture,
     attention_norm_depth,
     classical_bagging_variance,
@@ -107,6 +108,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         retrieval_hybrid.RETRIEVAL_HYBRID,
         systems_drift.DRIFT,
         inference_sampling.SAMPLING_FILTERS,
+        ann_index.ANN_INDEX,
     )
 }
 

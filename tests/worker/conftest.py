@@ -94,6 +94,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "retrieval_hybrid": {"svd_dims": 4, "queries": "keyword"},
     "systems_drift": {"reference_samples": 200, "production_samples": 200, "bins": 5},
     "sampling_filters": {"vocab": 64, "top_k": 8},
+    "ann_index": {"vectors": 1_000, "dim": 16, "queries": 20, "hnsw_m": 4},
 }
 
 

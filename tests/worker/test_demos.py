@@ -105,7 +105,7 @@ def test_unknown_demo_lists_the_demos() -> None:
 
 def test_table_demos_run_on_the_cpu_whatever_the_device() -> None:
     # Plain arithmetic (scheduling and KV bookkeeping in `batching`), the gloo ranks (CPU processes),
-    # scikit-learn's KMeans and bm25s/scikit-learn in `retrieval_hybrid` (CPU only) need no GPU;
+    # scikit-learn's KMeans and bm25s/scikit-learn in `retrieval_hybrid` and faiss-cpu in `ann_index` (CPU only) need no GPU;
     # reporting "cuda" for them would mislead.
     assert {name for name, demo in DEMOS.items() if not demo.uses_device} == {
         "collectives",
@@ -119,6 +119,7 @@ def test_table_demos_run_on_the_cpu_whatever_the_device() -> None:
         "inference_roofline",
         "batching",
         "retrieval_hybrid",
+        "ann_index",
     }
 
 
