@@ -105,8 +105,8 @@ class AnnIndexParams(DemoParams):
         ge=1,
         le=256,
         title="efSearch",
-        description="Candidate list of the bottom-layer search; faiss uses max(efSearch, k) "
-        "(hnsw).",
+        description="Breadth of the bottom-layer search: its candidate list holds max(efSearch, "
+        "k), and efSearch also sets when it stops (hnsw).",
     )
     seed: Seed = 0
 
