@@ -197,7 +197,8 @@ ANN_INDEX = DemoSpec(
     outputs={
         "recall": "recall@k: share of the exact k nearest neighbours (IndexFlatL2) the index "
         "returns, mean over the queries.",
-        "memory_bytes": "Length of faiss.serialize_index(index): everything the index stores.",
+        "memory_bytes": "Length of faiss.serialize_index(index): everything the index writes "
+        "out (IVF-PQ also rebuilds a search table in RAM that is not written).",
         "bytes_per_vector": "memory_bytes / n.",
         "code_bytes": "Bytes of the stored vector codes (raw float32 or PQ codes).",
         "id_bytes": "Bytes of the 64-bit ids the inverted lists keep (IVF only, else 0).",
