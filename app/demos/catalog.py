@@ -10,6 +10,7 @@ from typing import Any
 
 from app.demos.spec import DemoSpec
 from app.demos.specs import (
+    ann_index,
     attention_architecture,
     attention_norm_depth,
     classical_bagging_variance,
@@ -113,6 +114,7 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         systems_capacity.CAPACITY,
         systems_sampled_softmax.SAMPLED_SOFTMAX,
         systems_position_bias.POSITION_BIAS,
+        ann_index.ANN_INDEX,
     )
 }
 

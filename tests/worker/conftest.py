@@ -97,6 +97,7 @@ SMALL: dict[str, dict[str, Any]] = {
     "systems_capacity": {"requests": 1_000, "fanout": 4, "fanout_requests": 100},
     "sampled_softmax": {"items": 50, "negatives": 8, "top_k": 5},
     "position_bias": {"items": 5, "sessions": 2000, "cutoff": 3},
+    "ann_index": {"vectors": 1_000, "dim": 16, "queries": 20, "hnsw_m": 4},
 }
 
 

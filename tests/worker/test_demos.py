@@ -107,7 +107,7 @@ def test_table_demos_run_on_the_cpu_whatever_the_device() -> None:
     # Plain arithmetic (scheduling and KV bookkeeping in `batching`), the gloo ranks (CPU processes),
     # scikit-learn's KMeans and bm25s/scikit-learn in `retrieval_hybrid` (CPU only), the numpy
     # event simulation in `systems_capacity` and the at most 30 × 30 binomial cells scored by
-    # SciPy/scikit-learn in `position_bias` need no GPU;
+    # SciPy/scikit-learn in `position_bias` and faiss-cpu in `ann_index` (CPU only) need no GPU;
     # reporting "cuda" for them would mislead.
     assert {name for name, demo in DEMOS.items() if not demo.uses_device} == {
         "collectives",
@@ -123,6 +123,7 @@ def test_table_demos_run_on_the_cpu_whatever_the_device() -> None:
         "retrieval_hybrid",
         "systems_capacity",
         "position_bias",
+        "ann_index",
     }
 
 

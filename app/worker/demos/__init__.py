@@ -9,6 +9,7 @@ from typing import Any
 
 from app.demos.catalog import UnknownDemo
 from app.worker.demo import Demo
+from app.worker.demos.ann_index import ANN_INDEX
 from app.worker.demos.attention_architecture import ARCHITECTURE
 from app.worker.demos.attention_norm_depth import NORM_DEPTH
 from app.worker.demos.classical_bagging_variance import BAGGING_VARIANCE
@@ -111,6 +112,7 @@ DEMOS: dict[str, Demo[Any]] = {
         CAPACITY,
         SAMPLED_SOFTMAX,
         POSITION_BIAS,
+        ANN_INDEX,
     )
 }
 
