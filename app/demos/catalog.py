@@ -40,6 +40,7 @@ from app.demos.specs import (
     inference_speculative,
     kv_cache,
     quantization,
+    retrieval_contrastive,
     retrieval_hybrid,
     rope,
     saturation,
@@ -107,6 +108,8 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         retrieval_hybrid.RETRIEVAL_HYBRID,
         systems_drift.DRIFT,
         inference_sampling.SAMPLING_FILTERS,
+        retrieval_contrastive.CONTRASTIVE,
+        retrieval_contrastive.MATRYOSHKA,
     )
 }
 

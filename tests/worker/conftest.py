@@ -94,6 +94,8 @@ SMALL: dict[str, dict[str, Any]] = {
     "retrieval_hybrid": {"svd_dims": 4, "queries": "keyword"},
     "systems_drift": {"reference_samples": 200, "production_samples": 200, "bins": 5},
     "sampling_filters": {"vocab": 64, "top_k": 8},
+    "contrastive": {"batch": 16, "dim": 8},
+    "matryoshka": {"docs": 200, "queries": 10, "dim": 16, "truncate": 4},
 }
 
 
