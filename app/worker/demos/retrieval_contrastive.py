@@ -91,6 +91,26 @@ def effective_negatives(weights: torch.Tensor) -> float:
     return float(torch.special.entr(weights).sum(dim=1).exp().mean().item())
 
 
+def temperature_series(similarity: torch.Tensor, ln_batch: float) -> list[Series]:
+    """The loss, ln B and the effective negatives at each temperature of :data:`SWEEP`."""
+    losses = [info_nce(similarity, point).item() for point in SWEEP]
+    effective = [effective_negatives(negative_weights(similarity, point)) for point in SWEEP]
+    taus = list(SWEEP)
+    loss_axes = {"x_label": "temperature τ", "y_label": "loss (nats)"}
+    return [
+        Series(name="InfoNCE loss", kind="line", x=taus, y=losses, **loss_axes),
+        Series(name="ln B", kind="line", x=taus, y=[ln_batch] * len(taus), **loss_axes),
+        Series(
+            name="effective negatives, exp(entropy)",
+            kind="line",
+            x=taus,
+            y=effective,
+            x_label="temperature τ",
+            y_label="negatives",
+        ),
+    ]
+
+
 def contrastive(params: ContrastiveParams, device: torch.device) -> Outcome:
     """InfoNCE, its gradient weights and a temperature sweep on one batch of unit pairs."""
     queries, docs = unit_pairs(params, device)
@@ -135,37 +155,7 @@ def contrastive(params: ContrastiveParams, device: torch.device) -> Outcome:
             excess=sigma**2 / 2,
             effective_negatives=(batch - 1) * math.exp(-(sigma**2) / 2),
         )
-    losses, effective = [], []
-    for point in SWEEP:
-        losses.append(info_nce(similarity, point).item())
-        effective.append(effective_negatives(negative_weights(similarity, point)))
-    taus = list(SWEEP)
-    series = [
-        Series(
-            name="InfoNCE loss",
-            kind="line",
-            x=taus,
-            y=losses,
-            x_label="temperature τ",
-            y_label="loss (nats)",
-        ),
-        Series(
-            name="ln B",
-            kind="line",
-            x=taus,
-            y=[ln_batch] * len(taus),
-            x_label="temperature τ",
-            y_label="loss (nats)",
-        ),
-        Series(
-            name="effective negatives, exp(entropy)",
-            kind="line",
-            x=taus,
-            y=effective,
-            x_label="temperature τ",
-            y_label="negatives",
-        ),
-    ]
+    series = temperature_series(similarity, ln_batch)
     notes = [
         f"ln B = {ln_batch:.4f} for B = {batch:,}: the loss when every logit is equal.",
         f"Random cosines have standard deviation 1/√d = {1 / math.sqrt(params.dim):.4f}; "
