@@ -269,7 +269,11 @@ def test_bad_contrastive_parameters_are_422(
 ) -> None:
     response = client.post("/demos/contrastive", json=body)
     assert response.status_code == 422
-    assert [problem["param"] for problem in response.json()["detail"]] == [param]
+    problems = response.json()["detail"]
+    assert [problem["param"] for problem in problems] == [param]
+    assert "{" not in problems[0]["message"]  # every template field filled in
+    if param == "dim":
+        assert "got 1,073,741,824: lower dim to 512 or less" in problems[0]["message"]
 
 
 @pytest.mark.parametrize(
@@ -279,6 +283,7 @@ def test_bad_contrastive_parameters_are_422(
         ({"docs": 20_000, "queries": 200, "dim": 32}, "queries"),
         ({"docs": 8192, "queries": 10, "dim": 512}, "dim"),
         ({"docs": 2000, "queries": 1000, "dim": 64}, "dim"),
+        ({"docs": 20_000, "queries": 100, "dim": 512}, "dim"),
         ({"k": 101}, "k"),
         ({"decay": -1}, "decay"),
     ],
@@ -290,5 +295,13 @@ def test_bad_matryoshka_parameters_are_422(
     assert response.status_code == 422
     problems = response.json()["detail"]
     assert [problem["param"] for problem in problems] == [param]
+    message = problems[0]["message"]
+    assert "{" not in message  # every template field filled in
     if param == "truncate":
-        assert "cannot exceed the embedding width d (64)" in problems[0]["message"]
+        assert "cannot exceed the embedding width d (64): lower truncate to 64" in message
+    if param == "dim":
+        # The suggested dim must pass both caps: follow it and the request is accepted.
+        fit = int(message.rsplit("lower dim to ", 1)[1].split()[0])
+        accepted = client.post("/demos/matryoshka", json={**body, "dim": fit, "truncate": 1})
+        rejected = client.post("/demos/matryoshka", json={**body, "dim": fit + 1, "truncate": 1})
+        assert accepted.status_code == 200 and rejected.status_code == 422

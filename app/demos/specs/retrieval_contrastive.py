@@ -31,9 +31,16 @@ MAX_CORPUS = 2**21
 def _too_big(product: int, limit: int, formula: str, name: str, fit: int) -> PydanticCustomError:
     return PydanticCustomError(
         "budget",
-        "{formula} must be at most {limit} to keep one request under 2 s, got {product:,}: "
+        # Pydantic's message templates take no format specs: the numbers arrive formatted.
+        "{formula} must be at most {limit} to keep one request under 2 s, got {product}: "
         "lower {name} to {fit} or less",
-        {"formula": formula, "limit": f"{limit:,}", "product": product, "name": name, "fit": fit},
+        {
+            "formula": formula,
+            "limit": f"{limit:,}",
+            "product": f"{product:,}",
+            "name": name,
+            "fit": fit,
+        },
     )
 
 
@@ -134,15 +141,17 @@ class MatryoshkaParams(DemoParams):
     @classmethod
     def _search_fits(cls, dim: int, info: ValidationInfo) -> int:
         docs, queries = info.data.get("docs"), info.data.get("queries")
-        if docs is not None and docs * dim > MAX_CORPUS:
-            raise _too_big(docs * dim, MAX_CORPUS, "docs × dim", "dim", MAX_CORPUS // docs)
-        if docs is not None and queries is not None and queries * docs * dim > MAX_SEARCH_MACS:
+        if docs is None:
+            return dim
+        # The dim to suggest must pass both caps, whichever of them failed.
+        fit = MAX_CORPUS // docs
+        if queries is not None:
+            fit = min(fit, MAX_SEARCH_MACS // (queries * docs))
+        if docs * dim > MAX_CORPUS:
+            raise _too_big(docs * dim, MAX_CORPUS, "docs × dim", "dim", fit)
+        if queries is not None and queries * docs * dim > MAX_SEARCH_MACS:
             raise _too_big(
-                queries * docs * dim,
-                MAX_SEARCH_MACS,
-                "queries × docs × dim",
-                "dim",
-                MAX_SEARCH_MACS // (queries * docs),
+                queries * docs * dim, MAX_SEARCH_MACS, "queries × docs × dim", "dim", fit
             )
         return dim
 
@@ -153,7 +162,8 @@ class MatryoshkaParams(DemoParams):
         if dim is not None and truncate > dim:
             raise PydanticCustomError(
                 "truncate",
-                "the kept dimensions m ({truncate}) cannot exceed the embedding width d ({dim})",
+                "the kept dimensions m ({truncate}) cannot exceed the embedding width d ({dim}): "
+                "lower truncate to {dim} or less",
                 {"truncate": truncate, "dim": dim},
             )
         return truncate
