@@ -41,6 +41,7 @@ from app.demos.specs import (
     inference_speculative,
     kv_cache,
     quantization,
+    retrieval_contrastive,
     retrieval_hybrid,
     rope,
     saturation,
@@ -115,6 +116,8 @@ CATALOG: dict[str, DemoSpec[Any]] = {
         systems_sampled_softmax.SAMPLED_SOFTMAX,
         systems_position_bias.POSITION_BIAS,
         ann_index.ANN_INDEX,
+        retrieval_contrastive.CONTRASTIVE,
+        retrieval_contrastive.MATRYOSHKA,
     )
 }
 

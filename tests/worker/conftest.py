@@ -98,6 +98,8 @@ SMALL: dict[str, dict[str, Any]] = {
     "sampled_softmax": {"items": 50, "negatives": 8, "top_k": 5},
     "position_bias": {"items": 5, "sessions": 2000, "cutoff": 3},
     "ann_index": {"vectors": 1_000, "dim": 16, "queries": 20, "hnsw_m": 4},
+    "contrastive": {"batch": 16, "dim": 8},
+    "matryoshka": {"docs": 200, "queries": 10, "dim": 16, "truncate": 4},
 }
 
 

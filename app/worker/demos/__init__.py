@@ -40,6 +40,7 @@ from app.worker.demos.inference_sampling import SAMPLING_FILTERS
 from app.worker.demos.inference_speculative import SPECULATIVE_SAMPLING
 from app.worker.demos.kv_cache import KV_CACHE
 from app.worker.demos.quantization import QUANTIZED_K
+from app.worker.demos.retrieval_contrastive import CONTRASTIVE, MATRYOSHKA
 from app.worker.demos.retrieval_hybrid import RETRIEVAL_HYBRID
 from app.worker.demos.rope import ROPE
 from app.worker.demos.saturation import SOFTMAX_SATURATION, TEMPERATURE
@@ -113,6 +114,8 @@ DEMOS: dict[str, Demo[Any]] = {
         SAMPLED_SOFTMAX,
         POSITION_BIAS,
         ANN_INDEX,
+        CONTRASTIVE,
+        MATRYOSHKA,
     )
 }
 
