@@ -28,6 +28,7 @@ deterministic, so recall and sizes are reproducible for a seed. Ground truth
 is ``IndexFlatL2`` on the same vectors; the tests check it against NumPy.
 """
 
+import threading
 import time
 from typing import Any
 
@@ -48,6 +49,11 @@ ID_BYTES = 8
 
 LINK_BYTES = 4
 """An HNSW neighbour is a 32-bit ``storage_idx_t``."""
+
+_STATS = threading.Lock()
+"""faiss counts distances in process-wide counters (``cvar.indexIVF_stats``,
+``cvar.hnsw_stats``): a worker running demos in parallel (``max_concurrent`` > 1)
+must not let two searches reset and read them at once."""
 
 
 def mixture(
@@ -174,15 +180,16 @@ def compute(params: AnnIndexParams, device: torch.device) -> Outcome:
     index.add(base)
     add_ms = (time.perf_counter() - start) * 1e3
 
-    faiss.cvar.indexIVF_stats.reset()
-    faiss.cvar.hnsw_stats.reset()
-    found, query_ms = _timed_search(index, queries, params.k)
-    if isinstance(index, faiss.IndexIVF):
-        distances = faiss.cvar.indexIVF_stats.ndis / params.queries
-    elif isinstance(index, faiss.IndexHNSW):
-        distances = faiss.cvar.hnsw_stats.ndis / params.queries
-    else:
-        distances = params.vectors
+    with _STATS:
+        faiss.cvar.indexIVF_stats.reset()
+        faiss.cvar.hnsw_stats.reset()
+        found, query_ms = _timed_search(index, queries, params.k)
+        if isinstance(index, faiss.IndexIVF):
+            distances = faiss.cvar.indexIVF_stats.ndis / params.queries
+        elif isinstance(index, faiss.IndexHNSW):
+            distances = faiss.cvar.hnsw_stats.ndis / params.queries
+        else:
+            distances = params.vectors
 
     memory = len(faiss.serialize_index(index))
     flat = params.vectors * params.dim * 4
